@@ -1,0 +1,77 @@
+// The byte-transfer layer: moving bytes to one peer process.
+//
+// A transport (self, sm, later tcp and verbs) knows nothing about MPI tags or
+// communicators. It offers active messages — send(peer, id, bytes) makes the
+// handler registered for `id` run on the peer with those bytes — and, where
+// it can, one-sided reads of the peer's memory. The PML picks protocols from
+// each transport's capabilities.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <sys/uio.h>
+#include <vector>
+
+namespace axon::btl {
+
+// Handler for an active message: `msg` is valid only during the call.
+using AmHandler = void (*)(int src_world_rank, const void* msg, size_t len);
+
+// Active-message ids are owned by the upper layers; a BTL only routes them.
+constexpr int kMaxAmIds = 32;
+void register_handler(int am_id, AmHandler handler);
+AmHandler handler(int am_id);
+
+struct Caps {
+  size_t eager_limit = 0;     // largest payload send() takes in one message
+  bool can_get = false;       // get() reads peer memory directly (single copy)
+  uint32_t latency_ns = 0;    // rough one-way latency, for choosing between transports
+  uint32_t bandwidth_mbs = 0; // rough bandwidth
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual const char* name() const = 0;
+  virtual const Caps& caps() const = 0;
+  virtual bool reaches(int world_rank) const = 0;
+
+  // Sends header+payload as one active message. Returns kOk, or kAgain when
+  // the peer's queue is full (the caller keeps the message and retries after
+  // progress), or a negative axon::Status on failure.
+  virtual int send(int peer, int am_id, const void* header, size_t header_len,
+                   const void* payload, size_t payload_len) = 0;
+
+  // Copies `len` bytes at `remote_addr` in the peer's address space into
+  // `local` (can_get transports only). Completes before returning.
+  virtual int get(int peer, void* local, uint64_t remote_addr, size_t len) {
+    (void)peer; (void)local; (void)remote_addr; (void)len;
+    return -3;  // kUnsupported
+  }
+
+  // Runs handlers for arrived messages; returns how many it handled.
+  virtual int progress() = 0;
+
+  // Second start-up phase, after every rank's business card was exchanged:
+  // connect to the peers this transport reaches. Returns 0 or an error
+  // already reported.
+  virtual int connect_peers() { return 0; }
+};
+
+// Opens every transport enabled by AXON_BTL and wires endpoints to all peers
+// (publishes business cards, exchanges them through rte). Returns 0 or an error
+// already reported to the user.
+int init();
+void finalize();
+
+// The transport that reaches `peer` best, or nullptr.
+Transport* route(int world_rank);
+
+// Progress on every open transport; returns the number of completions.
+int progress();
+
+// Names of transports compiled in, for axon_info.
+std::vector<const char*> available();
+
+}  // namespace axon::btl

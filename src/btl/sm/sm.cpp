@@ -1,0 +1,298 @@
+// btl/sm: shared-memory transport between the ranks of one node.
+//
+// Each rank owns one segment holding an inbound ring per local sender, so
+// every ring has a single producer and a single consumer and needs no atomic
+// read-modify-write: the producer fills a slot and publishes it by storing the
+// slot's sequence number (release); the consumer polls that word (acquire).
+// A small message — header, payload and the sequence word — fits in one
+// cache line, so a message costs one line crossing between cores.
+// The consumer's read index lives in its own line; the producer only reads it
+// when its cached copy says the ring is full.
+//
+// Large messages do not go through the rings: get() reads the sender's buffer
+// directly with process_vm_readv (CMA), one copy. When the kernel forbids
+// that (ptrace restrictions, containers), caps().can_get is false and the PML
+// streams fragments through the rings instead.
+//
+// Segments are named <job shm prefix>.sm.<rank>, created 0600, and unlinked
+// as soon as every local peer has mapped them, so no file outlives start-up
+// even if the job is killed afterwards.
+#include "btl/sm/sm.h"
+
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "base/backoff.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/param.h"
+#include "base/status.h"
+#include "btl/sm/segment.h"
+#include "rte/rte.h"
+
+namespace axon::btl {
+
+namespace {
+
+SizeParam eager_limit_param{"AXON_BTL_SM_EAGER_LIMIT", 8192,
+                            "Largest payload (bytes) sent through the shared-memory rings; larger "
+                            "messages use single-copy rendezvous"};
+IntParam slots_param{"AXON_BTL_SM_SLOTS", 64,
+                     "Slots in each per-sender shared-memory ring (0: derived from the number of "
+                     "local ranks)"};
+BoolParam cma_param{"AXON_BTL_SM_CMA", true,
+                    "Use single-copy process_vm_readv (CMA) for large messages between local ranks"};
+
+constexpr uint64_t kSegmentMagic = 0x41584f4e534d3031ull;  // "AXONSM01"
+constexpr size_t kLine = 64;
+constexpr size_t kMaxHeader = 64;  // largest PML header carried in front of a payload
+constexpr uint64_t kCmaProbeValue = 0x636d612070726f62ull;
+
+struct alignas(kLine) SegmentHeader {
+  std::atomic<uint64_t> magic;   // written last by the owner
+  uint32_t nrings;
+  uint32_t nslots;
+  uint32_t slot_stride;
+  int32_t owner_pid;
+  uint64_t cma_probe;            // kCmaProbeValue, read by peers through CMA
+  uint64_t cma_probe_addr;       // its address in the owner's address space
+  std::atomic<uint32_t> attached;  // local peers that have mapped this segment
+};
+
+struct alignas(kLine) RingControl {
+  std::atomic<uint64_t> head;  // next slot the consumer will read
+};
+
+struct alignas(16) SlotHeader {
+  std::atomic<uint64_t> sequence;  // index+1 once the slot holds message `index`
+  uint32_t length;
+  uint16_t am_id;
+  uint16_t reserved;
+};
+static_assert(sizeof(SlotHeader) == 16);
+
+size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+size_t ring_bytes(uint32_t nslots, uint32_t stride) { return sizeof(RingControl) + size_t(nslots) * stride; }
+
+struct Outbound {  // our ring inside a peer's segment
+  RingControl* control = nullptr;
+  uint8_t* slots = nullptr;
+  uint64_t tail = 0;
+  uint64_t head_seen = 0;
+  uint32_t nslots = 0;
+  uint32_t stride = 0;
+};
+
+struct Inbound {  // a peer's ring inside our segment
+  RingControl* control = nullptr;
+  uint8_t* slots = nullptr;
+  uint64_t head = 0;
+  int world_rank = -1;
+};
+
+class SharedMemoryTransport final : public Transport {
+ public:
+  int open() {
+    const rte::Job& job = rte::job();
+    size_t eager = static_cast<size_t>(eager_limit_param.get());
+    if (eager < 256) eager = 256;
+    stride_ = static_cast<uint32_t>(round_up(sizeof(SlotHeader) + kMaxHeader + eager, kLine));
+    int64_t slots = slots_param.get();
+    if (slots <= 0) {
+      // Keep each rank's inbound rings near 8 MiB whatever the local rank count.
+      slots = (8 << 20) / (int64_t(stride_) * std::max(1, job.local_size - 1));
+      slots = std::clamp<int64_t>(slots, 8, 64);
+    }
+    nslots_ = static_cast<uint32_t>(slots);
+    caps_.eager_limit = eager;
+    caps_.latency_ns = 200;
+    caps_.bandwidth_mbs = 10000;
+
+    size_t size = round_up(sizeof(SegmentHeader), kLine) + job.local_size * ring_bytes(nslots_, stride_);
+    std::string name = job.shm_prefix + ".sm." + std::to_string(job.rank);
+    if (int err = own_.create(name, size)) {
+      log::error("cannot create shared-memory segment /dev/shm%s (%zu bytes): %s", name.c_str(), size,
+                 strerror(err));
+      return err;
+    }
+    auto* h = static_cast<SegmentHeader*>(own_.base());
+    h->nrings = static_cast<uint32_t>(job.local_size);
+    h->nslots = nslots_;
+    h->slot_stride = stride_;
+    h->owner_pid = getpid();
+    h->cma_probe = kCmaProbeValue;
+    h->cma_probe_addr = reinterpret_cast<uint64_t>(&h->cma_probe);
+    h->attached.store(0, std::memory_order_relaxed);
+    h->magic.store(kSegmentMagic, std::memory_order_release);
+
+    inbound_.resize(job.local_size);
+    for (int i = 0; i < job.local_size; ++i) {
+      inbound_[i].control = ring_in(own_.base(), i, nslots_, stride_);
+      inbound_[i].slots = reinterpret_cast<uint8_t*>(inbound_[i].control + 1);
+      inbound_[i].world_rank = job.local_peers[i];
+    }
+    return 0;
+  }
+
+  int connect_peers() override {
+    const rte::Job& job = rte::job();
+    peers_.resize(job.size);
+    local_index_.assign(job.size, -1);
+    for (int i = 0; i < job.local_size; ++i) local_index_[job.local_peers[i]] = i;
+    segments_.resize(job.local_size);
+    outbound_.resize(job.local_size);
+    bool cma_ok = cma_param.get();
+    for (int i = 0; i < job.local_size; ++i) {
+      int peer = job.local_peers[i];
+      if (peer == job.rank) continue;
+      std::string name = job.shm_prefix + ".sm." + std::to_string(peer);
+      if (int err = segments_[i].attach(name)) {
+        log::error("cannot map the shared-memory segment of local rank %d (/dev/shm%s): %s", peer,
+                   name.c_str(), strerror(err));
+        return err;
+      }
+      auto* h = static_cast<SegmentHeader*>(segments_[i].base());
+      if (h->magic.load(std::memory_order_acquire) != kSegmentMagic) {
+        log::error("shared-memory segment of rank %d is not initialised", peer);
+        return EINVAL;
+      }
+      Outbound& out = outbound_[i];
+      out.control = ring_in(h, job.local_rank, h->nslots, h->slot_stride);
+      out.slots = reinterpret_cast<uint8_t*>(out.control + 1);
+      out.nslots = h->nslots;
+      out.stride = h->slot_stride;
+      pids_.resize(job.local_size);
+      pids_[i] = h->owner_pid;
+      if (cma_ok && !cma_works(h)) cma_ok = false;
+      h->attached.fetch_add(1, std::memory_order_acq_rel);
+    }
+    caps_.can_get = cma_ok;
+    log::debug(1, "sm: %d local ranks, %u slots of %u bytes per ring, single copy %s", job.local_size,
+               nslots_, stride_, cma_ok ? "by CMA" : "off (copy through rings)");
+    // Unlink our segment once every local peer has mapped it.
+    auto* mine = static_cast<SegmentHeader*>(own_.base());
+    uint64_t deadline = now_ns() + 60ull * 1000000000ull;
+    Backoff backoff(rte::job().oversubscribed ? 0 : 1000);
+    while (mine->attached.load(std::memory_order_acquire) < uint32_t(job.local_size - 1)) {
+      if (now_ns() > deadline) {
+        log::error("local peers did not map the shared-memory segment within 60 s");
+        return ETIMEDOUT;
+      }
+      backoff.idle();
+    }
+    own_.unlink();
+    return 0;
+  }
+
+  const char* name() const override { return "sm"; }
+  const Caps& caps() const override { return caps_; }
+  bool reaches(int world_rank) const override {
+    return world_rank != rte::job().rank && world_rank < int(local_index_.size()) &&
+           local_index_[world_rank] >= 0;
+  }
+
+  int send(int peer, int am_id, const void* header, size_t header_len, const void* payload,
+           size_t payload_len) override {
+    Outbound& out = outbound_[local_index_[peer]];
+    if (out.tail - out.head_seen >= out.nslots) {
+      out.head_seen = out.control->head.load(std::memory_order_acquire);
+      if (out.tail - out.head_seen >= out.nslots) return kAgain;
+    }
+    auto* slot = reinterpret_cast<SlotHeader*>(out.slots + (out.tail % out.nslots) * out.stride);
+    auto* data = reinterpret_cast<uint8_t*>(slot + 1);
+    std::memcpy(data, header, header_len);
+    if (payload_len) std::memcpy(data + header_len, payload, payload_len);
+    slot->length = static_cast<uint32_t>(header_len + payload_len);
+    slot->am_id = static_cast<uint16_t>(am_id);
+    slot->sequence.store(out.tail + 1, std::memory_order_release);
+    ++out.tail;
+    return kOk;
+  }
+
+  int get(int peer, void* local, uint64_t remote_addr, size_t len) override {
+    pid_t pid = pids_[local_index_[peer]];
+    auto* dst = static_cast<uint8_t*>(local);
+    while (len > 0) {
+      iovec l{dst, len};
+      iovec r{reinterpret_cast<void*>(remote_addr), len};
+      ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        log::error("process_vm_readv from rank %d failed: %s", peer, strerror(errno));
+        return kIoError;
+      }
+      if (n == 0) return kIoError;
+      dst += n;
+      remote_addr += static_cast<uint64_t>(n);
+      len -= static_cast<size_t>(n);
+    }
+    return kOk;
+  }
+
+  int progress() override {
+    int handled = 0;
+    for (Inbound& in : inbound_) {
+      if (in.world_rank == rte::job().rank) continue;
+      // Bounded per ring so one busy sender cannot starve the others.
+      for (int budget = 8; budget > 0; --budget) {
+        auto* slot = reinterpret_cast<SlotHeader*>(in.slots + (in.head % nslots_) * stride_);
+        if (slot->sequence.load(std::memory_order_acquire) != in.head + 1) break;
+        handler(slot->am_id)(in.world_rank, slot + 1, slot->length);
+        ++in.head;
+        in.control->head.store(in.head, std::memory_order_release);
+        ++handled;
+      }
+    }
+    return handled;
+  }
+
+ private:
+  static RingControl* ring_in(void* segment, int index, uint32_t nslots, uint32_t stride) {
+    auto* base = static_cast<uint8_t*>(segment) + round_up(sizeof(SegmentHeader), kLine);
+    return reinterpret_cast<RingControl*>(base + size_t(index) * ring_bytes(nslots, stride));
+  }
+
+  bool cma_works(const SegmentHeader* h) const {
+    uint64_t value = 0;
+    iovec l{&value, sizeof value};
+    iovec r{reinterpret_cast<void*>(h->cma_probe_addr), sizeof value};
+    ssize_t n = process_vm_readv(h->owner_pid, &l, 1, &r, 1, 0);
+    if (n != sizeof value || value != kCmaProbeValue) {
+      log::debug(1, "sm: process_vm_readv not permitted (%s); large messages will be copied twice",
+                 n < 0 ? strerror(errno) : "short read");
+      return false;
+    }
+    return true;
+  }
+
+  Caps caps_;
+  uint32_t nslots_ = 0;
+  uint32_t stride_ = 0;
+  SharedSegment own_;
+  std::vector<SharedSegment> segments_;  // peers' segments, by local index
+  std::vector<Outbound> outbound_;       // by local index
+  std::vector<Inbound> inbound_;         // by local index
+  std::vector<pid_t> pids_;              // by local index
+  std::vector<int> local_index_;         // world rank -> local index, -1 if remote
+  std::vector<int> peers_;
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> open_sm(int* error) {
+  *error = 0;
+  if (rte::job().local_size < 2) return nullptr;
+  auto sm = std::make_unique<SharedMemoryTransport>();
+  if ((*error = sm->open()) != 0) return nullptr;
+  return sm;
+}
+
+}  // namespace axon::btl

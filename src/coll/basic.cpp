@@ -1,0 +1,188 @@
+// Barrier (dissemination), broadcast (binomial tree), reduce (binomial tree,
+// operand order kept for non-commutative ops) and allreduce (recursive
+// doubling for commutative ops, reduce + broadcast otherwise).
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "coll/coll.h"
+
+namespace axon::coll {
+
+namespace {
+
+enum Tag : int { kTagBarrier = 1, kTagBcast = 2, kTagReduce = 3, kTagAllreduce = 4 };
+
+const Datatype* byte_type() { return datatype_from_handle(MPI_BYTE); }
+
+int exchange(const void* sendbuf, void* recvbuf, size_t bytes, int peer, int tag, pml::Context* ctx) {
+  pml::Request* s = nullptr;
+  int rc = pml::isend(sendbuf, static_cast<MPI_Count>(bytes), byte_type(), peer, tag, ctx,
+                      pml::SendMode::Standard, &s);
+  if (rc != MPI_SUCCESS) return rc;
+  pml::Request r;
+  rc = pml::recv(recvbuf, static_cast<MPI_Count>(bytes), byte_type(), peer, tag, ctx, &r);
+  pml::wait(s);
+  pml::Guard guard;
+  if (rc == MPI_SUCCESS) rc = s->error;
+  pml::request_release(s);
+  return rc;
+}
+
+int send_bytes(const void* buf, size_t bytes, int peer, int tag, pml::Context* ctx) {
+  return pml::send(buf, static_cast<MPI_Count>(bytes), byte_type(), peer, tag, ctx, pml::SendMode::Standard);
+}
+
+int recv_bytes(void* buf, size_t bytes, int peer, int tag, pml::Context* ctx) {
+  pml::Request r;
+  return pml::recv(buf, static_cast<MPI_Count>(bytes), byte_type(), peer, tag, ctx, &r);
+}
+
+// Reduction buffers hold `count` items of a type laid out with its extent.
+size_t span_bytes(const Datatype* type, MPI_Count count) {
+  return static_cast<size_t>(count) * static_cast<size_t>(type->extent);
+}
+
+}  // namespace
+
+int barrier(pml::Context* ctx) {
+  int size = ctx->size(), rank = ctx->rank;
+  char token = 0, sink = 0;
+  for (int distance = 1; distance < size; distance <<= 1) {
+    int to = (rank + distance) % size;
+    int from = (rank - distance + size) % size;
+    pml::Request* s = nullptr;
+    int rc = pml::isend(&token, 0, byte_type(), to, kTagBarrier, ctx, pml::SendMode::Standard, &s);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = recv_bytes(&sink, 0, from, kTagBarrier, ctx);
+    pml::wait(s);
+    pml::Guard guard;
+    pml::request_release(s);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+int bcast(void* buf, MPI_Count count, const Datatype* type, int root, pml::Context* ctx) {
+  int size = ctx->size();
+  if (size == 1 || count == 0) return MPI_SUCCESS;
+  int relative = (ctx->rank - root + size) % size;
+  // Receive from the parent (the rank that differs in our lowest set bit)...
+  int mask = 1;
+  while (mask < size) {
+    if (relative & mask) {
+      int parent = (relative - mask + root) % size;
+      pml::Request r;
+      int rc = pml::recv(buf, count, type, parent, kTagBcast, ctx, &r);
+      if (rc != MPI_SUCCESS) return rc;
+      break;
+    }
+    mask <<= 1;
+  }
+  // ...then send to the children below that bit, largest subtree first.
+  for (mask >>= 1; mask > 0; mask >>= 1) {
+    if (relative + mask < size) {
+      int child = (relative + mask + root) % size;
+      int rc = pml::send(buf, count, type, child, kTagBcast, ctx, pml::SendMode::Standard);
+      if (rc != MPI_SUCCESS) return rc;
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+namespace {
+
+// Binomial reduction towards rank 0. Rank r combines contributions of ranks
+// r+1 .. r+2^k-1 on the right, so the result is op(x0, x1, ..., x_{n-1}) in
+// rank order even for non-commutative ops. Result ends in `acc` on rank 0.
+int reduce_to_zero(void* acc, void* scratch, MPI_Count count, const Datatype* type, const Op* op,
+                   pml::Context* ctx) {
+  int size = ctx->size(), rank = ctx->rank;
+  size_t bytes = span_bytes(type, count);
+  for (int mask = 1; mask < size; mask <<= 1) {
+    if (rank & mask) {
+      return send_bytes(acc, bytes, rank - mask, kTagReduce, ctx);
+    }
+    int child = rank + mask;
+    if (child < size) {
+      int rc = recv_bytes(scratch, bytes, child, kTagReduce, ctx);
+      if (rc != MPI_SUCCESS) return rc;
+      // scratch = acc op scratch (acc holds lower ranks: the left operand)
+      rc = op_apply(*op, acc, scratch, static_cast<size_t>(count), *type);
+      if (rc != MPI_SUCCESS) return rc;
+      std::memcpy(acc, scratch, bytes);
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+int reduce(const void* sendbuf, void* recvbuf, MPI_Count count, const Datatype* type, const Op* op,
+           int root, pml::Context* ctx) {
+  size_t bytes = span_bytes(type, count);
+  int rank = ctx->rank;
+  const void* mine = sendbuf ? sendbuf : recvbuf;
+  if (ctx->size() == 1) {
+    if (sendbuf && count) std::memcpy(recvbuf, sendbuf, bytes);
+    return MPI_SUCCESS;
+  }
+  std::vector<uint8_t> acc(bytes), scratch(bytes);
+  if (bytes) std::memcpy(acc.data(), mine, bytes);
+  int rc = reduce_to_zero(acc.data(), scratch.data(), count, type, op, ctx);
+  if (rc != MPI_SUCCESS) return rc;
+  if (root == 0) {
+    if (rank == 0 && bytes) std::memcpy(recvbuf, acc.data(), bytes);
+  } else if (rank == 0) {
+    rc = send_bytes(acc.data(), bytes, root, kTagReduce, ctx);
+  } else if (rank == root) {
+    rc = recv_bytes(recvbuf, bytes, 0, kTagReduce, ctx);
+  }
+  return rc;
+}
+
+int allreduce(const void* sendbuf, void* recvbuf, MPI_Count count, const Datatype* type, const Op* op,
+              pml::Context* ctx) {
+  size_t bytes = span_bytes(type, count);
+  int size = ctx->size(), rank = ctx->rank;
+  if (sendbuf && bytes) std::memcpy(recvbuf, sendbuf, bytes);
+  if (size == 1 || count == 0) return MPI_SUCCESS;
+  if (!op->commutative) {
+    int rc = reduce(nullptr, recvbuf, count, type, op, 0, ctx);
+    if (rc != MPI_SUCCESS) return rc;
+    return bcast(recvbuf, static_cast<MPI_Count>(bytes), byte_type(), 0, ctx);
+  }
+  // Recursive doubling over the largest power of two `pof2` <= size: the
+  // first 2*(size-pof2) ranks pair up, odd ones hand their data to the even
+  // ones and sit out, and get the result back at the end.
+  std::vector<uint8_t> scratch(bytes);
+  int pof2 = 1;
+  while (pof2 * 2 <= size) pof2 <<= 1;
+  int extra = size - pof2;
+  int rc = MPI_SUCCESS;
+  int vrank;
+  if (rank < 2 * extra) {
+    if (rank % 2) {
+      rc = send_bytes(recvbuf, bytes, rank - 1, kTagAllreduce, ctx);
+      if (rc != MPI_SUCCESS) return rc;
+      return recv_bytes(recvbuf, bytes, rank - 1, kTagAllreduce, ctx);
+    }
+    rc = recv_bytes(scratch.data(), bytes, rank + 1, kTagAllreduce, ctx);
+    if (rc == MPI_SUCCESS) rc = op_apply(*op, scratch.data(), recvbuf, static_cast<size_t>(count), *type);
+    if (rc != MPI_SUCCESS) return rc;
+    vrank = rank / 2;
+  } else {
+    vrank = rank - extra;
+  }
+  for (int mask = 1; mask < pof2; mask <<= 1) {
+    int vpeer = vrank ^ mask;
+    int peer = vpeer < extra ? vpeer * 2 : vpeer + extra;
+    rc = exchange(recvbuf, scratch.data(), bytes, peer, kTagAllreduce, ctx);
+    if (rc == MPI_SUCCESS) rc = op_apply(*op, scratch.data(), recvbuf, static_cast<size_t>(count), *type);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  if (rank < 2 * extra) rc = send_bytes(recvbuf, bytes, rank + 1, kTagAllreduce, ctx);
+  return rc;
+}
+
+}  // namespace axon::coll

@@ -1,0 +1,71 @@
+// Shared by the files that implement the MPI_* entry points: how an entry
+// point is defined and exported, how handles become objects, and how errors
+// reach the error handler.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+
+#include "datatype/datatype.h"
+#include "mpi/objects.h"
+#include "pml/pml.h"
+
+// Defines PMPI_<name> and exports MPI_<name> as a weak alias of it (the MPI
+// profiling interface: a tool may define MPI_<name> and call PMPI_<name>).
+#define AXON_API(ret, name, params)                                                           \
+  extern "C" __attribute__((visibility("default"), weak, alias("P" #name))) ret name params; \
+  extern "C" __attribute__((visibility("default"))) ret P##name params
+
+namespace axon::mpi {
+
+// Raises `code` on the communicator's error handler: returns `code` when the
+// handler returns, or ends the job (MPI_ERRORS_ARE_FATAL / MPI_ERRORS_ABORT).
+// `detail` explains the cause in words.
+int raise(Comm* comm, int code, const char* function, const char* detail = nullptr);
+// Errors not tied to a communicator are raised on MPI_COMM_SELF (MPI-4).
+int raise_self(int code, const char* function, const char* detail = nullptr);
+
+// Whole-library state.
+bool initialized();
+bool finalized();
+
+// MPI_Status <-> request results. The ABI's status has five internal ints:
+// [0],[1] the byte count (64 bits), [2] the cancelled flag.
+void set_status(MPI_Status* status, int source, int tag, int error, size_t bytes, bool cancelled);
+void set_empty_status(MPI_Status* status);
+inline size_t status_bytes(const MPI_Status* s) {
+  return static_cast<size_t>(static_cast<uint32_t>(s->MPI_internal[0])) |
+         (static_cast<size_t>(static_cast<uint32_t>(s->MPI_internal[1])) << 32);
+}
+void status_from_request(MPI_Status* status, const pml::Request* r);
+
+inline pml::Request* request_of(MPI_Request h) { return reinterpret_cast<pml::Request*>(h); }
+inline MPI_Request handle_of(pml::Request* r) { return reinterpret_cast<MPI_Request>(r); }
+
+// Common argument checks; each returns MPI_SUCCESS or the error class.
+int check_buffer(const void* buf, MPI_Count count, const Datatype* type);
+int check_datatype(MPI_Datatype handle, Datatype** out);
+int check_count(MPI_Count count);
+int check_send_tag(int tag);
+int check_recv_tag(int tag);
+int check_dest(const Comm* comm, int rank);      // valid rank or MPI_PROC_NULL
+int check_source(const Comm* comm, int rank);    // also MPI_ANY_SOURCE
+
+// All checks of a send's / receive's arguments, in the order the errors are reported.
+int validate_send(Comm* c, const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                  Datatype** type);
+int validate_recv(Comm* c, const void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                  Datatype** type);
+}  // namespace axon::mpi
+
+// Shorthands for the first lines of an entry point.
+#define AXON_COMM_OR_RAISE(var, handle, fn)                                          \
+  ::axon::mpi::Comm* var = ::axon::mpi::comm_from_handle(handle);                    \
+  if (!var) return ::axon::mpi::raise_self(MPI_ERR_COMM, fn, "invalid communicator")
+
+#define AXON_TRY(comm, fn, expr)                                 \
+  do {                                                           \
+    int axon_rc_ = (expr);                                       \
+    if (axon_rc_ != MPI_SUCCESS) return ::axon::mpi::raise(comm, axon_rc_, fn); \
+  } while (0)

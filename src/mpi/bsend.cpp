@@ -1,0 +1,133 @@
+// MPI_Buffer_attach/detach and MPI_Bsend/Ibsend.
+//
+// Each buffered message occupies [header | packed data] in the attached
+// buffer, first-fit, with MPI_BSEND_OVERHEAD bytes of bookkeeping charged per
+// message as the standard lets users budget. Space returns to the pool when
+// the internal send completes; detach waits for all of them.
+#include <cstdint>
+#include <cstring>
+#include <map>
+
+#include "mpi/api.h"
+#include "mpi/bsend.h"
+
+namespace axon::mpi {
+
+namespace {
+
+struct AttachedBuffer {
+  uint8_t* base = nullptr;
+  size_t size = 0;
+  std::map<size_t, size_t> used;  // offset -> length of blocks in use
+  int in_flight = 0;
+};
+AttachedBuffer attached;
+
+size_t align_up(size_t v) { return (v + 15) & ~size_t(15); }
+
+// First fit between the blocks in use.
+bool allocate(size_t length, size_t* offset) {
+  size_t start = 0;
+  for (auto& [off, len] : attached.used) {
+    if (off - start >= length) break;
+    start = align_up(off + len);
+  }
+  if (start + length > attached.size) return false;
+  attached.used[start] = length;
+  *offset = start;
+  return true;
+}
+
+void release_block(pml::Request* r) {
+  size_t offset = reinterpret_cast<size_t>(r->user_data);
+  attached.used.erase(offset);
+  --attached.in_flight;
+}
+
+}  // namespace
+
+int buffered_send(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Comm* comm) {
+  if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
+  size_t bytes = 0;
+  if (!bytes_for_count(*type, count, &bytes)) return MPI_ERR_COUNT;
+  pml::Guard guard;
+  size_t offset = 0;
+  if (!attached.base || !allocate(bytes + MPI_BSEND_OVERHEAD, &offset)) return MPI_ERR_BUFFER;
+  uint8_t* copy = attached.base + offset;
+  if (bytes) pack_items(*type, buf, static_cast<size_t>(count), copy);
+  pml::Request* r = nullptr;
+  int rc = pml::isend(copy, static_cast<MPI_Count>(bytes), datatype_from_handle(MPI_BYTE), dest, tag, &comm->p2p,
+                      pml::SendMode::Standard, &r);
+  if (rc != MPI_SUCCESS) {
+    attached.used.erase(offset);
+    return rc;
+  }
+  ++attached.in_flight;
+  r->user_data = reinterpret_cast<void*>(offset);
+  // Nobody waits for this request: it frees itself and its space when done.
+  if (r->complete.load(std::memory_order_acquire)) {
+    release_block(r);
+    pml::request_release(r);
+  } else {
+    r->on_complete = release_block;
+    r->free_when_complete = true;
+  }
+  return MPI_SUCCESS;
+}
+
+}  // namespace axon::mpi
+
+using namespace axon;
+using namespace axon::mpi;
+
+AXON_API(int, MPI_Buffer_attach, (void* buffer, int size)) {
+  if (size < 0) return raise_self(MPI_ERR_ARG, "MPI_Buffer_attach", "negative size");
+  if (!buffer && size > 0) return raise_self(MPI_ERR_BUFFER, "MPI_Buffer_attach", "NULL buffer");
+  pml::Guard guard;
+  if (attached.base) return raise_self(MPI_ERR_BUFFER, "MPI_Buffer_attach", "a buffer is already attached");
+  attached.base = static_cast<uint8_t*>(buffer);
+  attached.size = static_cast<size_t>(size);
+  attached.used.clear();
+  // A zero-size buffer is attached but holds nothing; keep base non-null.
+  if (!attached.base) attached.base = reinterpret_cast<uint8_t*>(&attached);
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Buffer_detach, (void* buffer_addr, int* size)) {
+  if (!buffer_addr || !size) return raise_self(MPI_ERR_ARG, "MPI_Buffer_detach", "NULL argument");
+  {
+    pml::Guard guard;
+    if (!attached.base) return raise_self(MPI_ERR_BUFFER, "MPI_Buffer_detach", "no buffer is attached");
+  }
+  // Every message sent from the buffer must leave it first.
+  pml::wait_until([] { return attached.in_flight == 0; });
+  pml::Guard guard;
+  uint8_t* base = attached.base == reinterpret_cast<uint8_t*>(&attached) ? nullptr : attached.base;
+  *static_cast<void**>(buffer_addr) = base;
+  *size = static_cast<int>(attached.size);
+  attached = AttachedBuffer{};
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Bsend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Bsend");
+  Datatype* type;
+  AXON_TRY(c, "MPI_Bsend", validate_send(c, buf, count, datatype, dest, tag, &type));
+  AXON_TRY(c, "MPI_Bsend", buffered_send(buf, count, type, dest, tag, c));
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Ibsend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                           MPI_Request* request)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Ibsend");
+  if (!request) return raise(c, MPI_ERR_REQUEST, "MPI_Ibsend", "request is NULL");
+  Datatype* type;
+  AXON_TRY(c, "MPI_Ibsend", validate_send(c, buf, count, datatype, dest, tag, &type));
+  AXON_TRY(c, "MPI_Ibsend", buffered_send(buf, count, type, dest, tag, c));
+  // The data is in the attached buffer: the user's request is complete at once.
+  pml::Request* r = nullptr;
+  pml::isend(nullptr, 0, datatype_from_handle(MPI_BYTE), MPI_PROC_NULL, 0, &c->p2p, pml::SendMode::Standard, &r);
+  r->comm = c;
+  *request = handle_of(r);
+  return MPI_SUCCESS;
+}

@@ -1,0 +1,226 @@
+// Error classes, their strings, and error handlers on communicators.
+#include <cstdio>
+#include <cstring>
+
+#include "base/log.h"
+#include "mpi/api.h"
+#include "rte/rte.h"
+
+namespace axon::mpi {
+
+namespace {
+
+struct ClassText {
+  int code;
+  const char* name;
+  const char* text;
+};
+
+constexpr ClassText kClasses[] = {
+    {MPI_SUCCESS, "MPI_SUCCESS", "no error"},
+    {MPI_ERR_BUFFER, "MPI_ERR_BUFFER", "invalid buffer pointer"},
+    {MPI_ERR_COUNT, "MPI_ERR_COUNT", "invalid count argument"},
+    {MPI_ERR_TYPE, "MPI_ERR_TYPE", "invalid datatype"},
+    {MPI_ERR_TAG, "MPI_ERR_TAG", "invalid tag"},
+    {MPI_ERR_COMM, "MPI_ERR_COMM", "invalid communicator"},
+    {MPI_ERR_RANK, "MPI_ERR_RANK", "invalid rank"},
+    {MPI_ERR_REQUEST, "MPI_ERR_REQUEST", "invalid request"},
+    {MPI_ERR_ROOT, "MPI_ERR_ROOT", "invalid root"},
+    {MPI_ERR_GROUP, "MPI_ERR_GROUP", "invalid group"},
+    {MPI_ERR_OP, "MPI_ERR_OP", "invalid reduction operation"},
+    {MPI_ERR_TOPOLOGY, "MPI_ERR_TOPOLOGY", "invalid topology"},
+    {MPI_ERR_DIMS, "MPI_ERR_DIMS", "invalid dimension argument"},
+    {MPI_ERR_ARG, "MPI_ERR_ARG", "invalid argument of some other kind"},
+    {MPI_ERR_UNKNOWN, "MPI_ERR_UNKNOWN", "unknown error"},
+    {MPI_ERR_TRUNCATE, "MPI_ERR_TRUNCATE", "message truncated: the receive buffer is too small"},
+    {MPI_ERR_OTHER, "MPI_ERR_OTHER", "known error not in this list"},
+    {MPI_ERR_INTERN, "MPI_ERR_INTERN", "internal error in the MPI library"},
+    {MPI_ERR_PENDING, "MPI_ERR_PENDING", "pending request"},
+    {MPI_ERR_IN_STATUS, "MPI_ERR_IN_STATUS", "error code is in the status"},
+    {MPI_ERR_ACCESS, "MPI_ERR_ACCESS", "permission denied"},
+    {MPI_ERR_AMODE, "MPI_ERR_AMODE", "invalid file access mode"},
+    {MPI_ERR_ASSERT, "MPI_ERR_ASSERT", "invalid assertion argument"},
+    {MPI_ERR_BAD_FILE, "MPI_ERR_BAD_FILE", "invalid file name"},
+    {MPI_ERR_BASE, "MPI_ERR_BASE", "invalid base address"},
+    {MPI_ERR_CONVERSION, "MPI_ERR_CONVERSION", "error in a data conversion function"},
+    {MPI_ERR_DISP, "MPI_ERR_DISP", "invalid displacement"},
+    {MPI_ERR_DUP_DATAREP, "MPI_ERR_DUP_DATAREP", "data representation already defined"},
+    {MPI_ERR_FILE_EXISTS, "MPI_ERR_FILE_EXISTS", "file exists"},
+    {MPI_ERR_FILE_IN_USE, "MPI_ERR_FILE_IN_USE", "file is in use"},
+    {MPI_ERR_FILE, "MPI_ERR_FILE", "invalid file handle"},
+    {MPI_ERR_INFO_KEY, "MPI_ERR_INFO_KEY", "info key too long"},
+    {MPI_ERR_INFO_NOKEY, "MPI_ERR_INFO_NOKEY", "info key not defined"},
+    {MPI_ERR_INFO_VALUE, "MPI_ERR_INFO_VALUE", "info value too long"},
+    {MPI_ERR_INFO, "MPI_ERR_INFO", "invalid info object"},
+    {MPI_ERR_IO, "MPI_ERR_IO", "I/O error"},
+    {MPI_ERR_KEYVAL, "MPI_ERR_KEYVAL", "invalid attribute key"},
+    {MPI_ERR_LOCKTYPE, "MPI_ERR_LOCKTYPE", "invalid lock type"},
+    {MPI_ERR_NAME, "MPI_ERR_NAME", "service name not published"},
+    {MPI_ERR_NO_MEM, "MPI_ERR_NO_MEM", "out of memory"},
+    {MPI_ERR_NOT_SAME, "MPI_ERR_NOT_SAME", "collective arguments differ between processes"},
+    {MPI_ERR_NO_SPACE, "MPI_ERR_NO_SPACE", "not enough space"},
+    {MPI_ERR_NO_SUCH_FILE, "MPI_ERR_NO_SUCH_FILE", "no such file"},
+    {MPI_ERR_PORT, "MPI_ERR_PORT", "invalid port name"},
+    {MPI_ERR_QUOTA, "MPI_ERR_QUOTA", "quota exceeded"},
+    {MPI_ERR_READ_ONLY, "MPI_ERR_READ_ONLY", "read-only file or file system"},
+    {MPI_ERR_RMA_ATTACH, "MPI_ERR_RMA_ATTACH", "memory cannot be attached to the window"},
+    {MPI_ERR_RMA_CONFLICT, "MPI_ERR_RMA_CONFLICT", "conflicting accesses to a window"},
+    {MPI_ERR_RMA_RANGE, "MPI_ERR_RMA_RANGE", "target memory is outside the window"},
+    {MPI_ERR_RMA_SHARED, "MPI_ERR_RMA_SHARED", "memory cannot be shared"},
+    {MPI_ERR_RMA_SYNC, "MPI_ERR_RMA_SYNC", "wrong synchronization of RMA calls"},
+    {MPI_ERR_SERVICE, "MPI_ERR_SERVICE", "invalid service name"},
+    {MPI_ERR_SIZE, "MPI_ERR_SIZE", "invalid size argument"},
+    {MPI_ERR_SPAWN, "MPI_ERR_SPAWN", "error spawning processes"},
+    {MPI_ERR_UNSUPPORTED_DATAREP, "MPI_ERR_UNSUPPORTED_DATAREP", "unsupported data representation"},
+    {MPI_ERR_UNSUPPORTED_OPERATION, "MPI_ERR_UNSUPPORTED_OPERATION", "unsupported operation"},
+    {MPI_ERR_WIN, "MPI_ERR_WIN", "invalid window"},
+    {MPI_ERR_RMA_FLAVOR, "MPI_ERR_RMA_FLAVOR", "wrong window flavor for this call"},
+    {MPI_ERR_PROC_ABORTED, "MPI_ERR_PROC_ABORTED", "operation with an aborted process"},
+    {MPI_ERR_VALUE_TOO_LARGE, "MPI_ERR_VALUE_TOO_LARGE", "value too large to store"},
+    {MPI_ERR_SESSION, "MPI_ERR_SESSION", "invalid session"},
+    {MPI_ERR_ERRHANDLER, "MPI_ERR_ERRHANDLER", "invalid error handler"},
+    {MPI_ERR_ABI, "MPI_ERR_ABI", "ABI mismatch"},
+};
+
+const ClassText* find_class(int code) {
+  for (const ClassText& c : kClasses)
+    if (c.code == code) return &c;
+  return nullptr;
+}
+
+Errhandler fatal_handler{kErrhandlerMagic, Errhandler::Kind::Fatal, true, nullptr, 1};
+Errhandler return_handler{kErrhandlerMagic, Errhandler::Kind::Return, true, nullptr, 1};
+Errhandler abort_handler{kErrhandlerMagic, Errhandler::Kind::Abort, true, nullptr, 1};
+
+[[noreturn]] void die(int code, const char* function, const char* detail, const char* why) {
+  const ClassText* c = find_class(code);
+  char message[768];
+  snprintf(message, sizeof message, "%s: %s: %s%s%s (%s)", function, c ? c->name : "error",
+           c ? c->text : "unknown error code", detail ? ": " : "", detail ? detail : "", why);
+  log::error("%s", message);
+  rte::abort_job(code > 0 && code < 256 ? code : 1, message);
+}
+
+}  // namespace
+
+const char* error_class_name(int code) {
+  const ClassText* c = find_class(code);
+  return c ? c->name : nullptr;
+}
+
+Errhandler* errhandler_from_handle(MPI_Errhandler h) {
+  if (h == MPI_ERRORS_ARE_FATAL) return &fatal_handler;
+  if (h == MPI_ERRORS_RETURN) return &return_handler;
+  if (h == MPI_ERRORS_ABORT) return &abort_handler;
+  if (h == MPI_ERRHANDLER_NULL || reinterpret_cast<uintptr_t>(h) < 4096) return nullptr;
+  auto* e = reinterpret_cast<Errhandler*>(h);
+  return e->magic == kErrhandlerMagic ? e : nullptr;
+}
+
+MPI_Errhandler errhandler_handle(Errhandler* e) {
+  if (e == &fatal_handler) return MPI_ERRORS_ARE_FATAL;
+  if (e == &return_handler) return MPI_ERRORS_RETURN;
+  if (e == &abort_handler) return MPI_ERRORS_ABORT;
+  return reinterpret_cast<MPI_Errhandler>(e);
+}
+
+void errhandler_retain(Errhandler* e) {
+  if (!e->predefined) ++e->refcount;
+}
+
+void errhandler_release(Errhandler* e) {
+  if (e->predefined) return;
+  if (--e->refcount == 0) {
+    e->magic = 0;
+    delete e;
+  }
+}
+
+int raise(Comm* comm, int code, const char* function, const char* detail) {
+  if (code == MPI_SUCCESS) return code;
+  Errhandler* e = comm && comm->errhandler ? comm->errhandler : &fatal_handler;
+  switch (e->kind) {
+    case Errhandler::Kind::Return:
+      return code;
+    case Errhandler::Kind::User: {
+      MPI_Comm handle = comm->handle;
+      int c = code;
+      e->comm_fn(&handle, &c);
+      return code;
+    }
+    case Errhandler::Kind::Abort:
+      die(code, function, detail, "MPI_ERRORS_ABORT");
+    case Errhandler::Kind::Fatal:
+      break;
+  }
+  die(code, function, detail, "MPI_ERRORS_ARE_FATAL");
+}
+
+int raise_self(int code, const char* function, const char* detail) {
+  return raise(comm_self(), code, function, detail);
+}
+
+}  // namespace axon::mpi
+
+using namespace axon::mpi;
+
+AXON_API(int, MPI_Error_class, (int errorcode, int* errorclass)) {
+  if (!errorclass) return raise_self(MPI_ERR_ARG, "MPI_Error_class", "errorclass is NULL");
+  if (errorcode < MPI_SUCCESS || !find_class(errorcode))
+    return raise_self(MPI_ERR_ARG, "MPI_Error_class", "not a valid error code");
+  *errorclass = errorcode;
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Error_string, (int errorcode, char* string, int* resultlen)) {
+  if (!string || !resultlen) return raise_self(MPI_ERR_ARG, "MPI_Error_string", "NULL argument");
+  const ClassText* c = find_class(errorcode);
+  if (!c) return raise_self(MPI_ERR_ARG, "MPI_Error_string", "not a valid error code");
+  int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", c->name, c->text);
+  *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_set_errhandler");
+  Errhandler* e = errhandler_from_handle(errhandler);
+  if (!e) return raise(c, MPI_ERR_ARG, "MPI_Comm_set_errhandler", "invalid error handler");
+  errhandler_retain(e);
+  if (c->errhandler) errhandler_release(c->errhandler);
+  c->errhandler = e;
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler* errhandler)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_get_errhandler");
+  if (!errhandler) return raise(c, MPI_ERR_ARG, "MPI_Comm_get_errhandler", "errhandler is NULL");
+  errhandler_retain(c->errhandler);
+  *errhandler = errhandler_handle(c->errhandler);
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Comm_create_errhandler,
+         (MPI_Comm_errhandler_function * function, MPI_Errhandler* errhandler)) {
+  if (!function || !errhandler)
+    return raise_self(MPI_ERR_ARG, "MPI_Comm_create_errhandler", "NULL argument");
+  auto* e = new Errhandler;
+  e->kind = Errhandler::Kind::User;
+  e->comm_fn = function;
+  *errhandler = errhandler_handle(e);
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Errhandler_free, (MPI_Errhandler * errhandler)) {
+  if (!errhandler) return raise_self(MPI_ERR_ARG, "MPI_Errhandler_free", "NULL argument");
+  Errhandler* e = errhandler_from_handle(*errhandler);
+  if (!e) return raise_self(MPI_ERR_ARG, "MPI_Errhandler_free", "invalid error handler");
+  errhandler_release(e);
+  *errhandler = MPI_ERRHANDLER_NULL;
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Comm_call_errhandler, (MPI_Comm comm, int errorcode)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_call_errhandler");
+  raise(c, errorcode, "MPI_Comm_call_errhandler");
+  return MPI_SUCCESS;
+}

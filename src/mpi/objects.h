@@ -1,0 +1,49 @@
+// MPI objects owned by the MPI layer: communicators and error handlers.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+
+#include "pml/pml.h"
+
+namespace axon::mpi {
+
+constexpr uint32_t kErrhandlerMagic = 0x45525248u;  // "ERRH"
+constexpr uint32_t kCommMagic = 0x434f4d4du;        // "COMM"
+
+struct Errhandler {
+  enum class Kind : uint8_t { Fatal, Return, Abort, User };
+  uint32_t magic = kErrhandlerMagic;
+  Kind kind = Kind::Fatal;
+  bool predefined = false;
+  MPI_Comm_errhandler_function* comm_fn = nullptr;
+  int refcount = 1;
+};
+
+struct Comm {
+  uint32_t magic = kCommMagic;
+  bool predefined = false;
+  pml::Context p2p;   // point-to-point traffic
+  pml::Context coll;  // collective traffic: never matches user messages
+  Errhandler* errhandler = nullptr;
+  std::string name;
+  MPI_Comm handle = MPI_COMM_NULL;
+  int rank() const { return p2p.rank; }
+  int size() const { return p2p.size(); }
+};
+
+Comm* comm_from_handle(MPI_Comm handle);
+Comm* comm_world();
+Comm* comm_self();
+// Sets up MPI_COMM_WORLD and MPI_COMM_SELF once the job is known.
+void comms_init();
+void comms_finalize();
+
+Errhandler* errhandler_from_handle(MPI_Errhandler handle);
+MPI_Errhandler errhandler_handle(Errhandler* e);
+void errhandler_retain(Errhandler* e);
+void errhandler_release(Errhandler* e);
+
+}  // namespace axon::mpi

@@ -1,0 +1,305 @@
+// Point-to-point entry points: sends in every mode, receives, combined
+// send-receive, and probes.
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "mpi/api.h"
+#include "mpi/bsend.h"
+
+namespace axon::mpi {
+
+int validate_send(Comm* c, const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                  Datatype** type) {
+  int rc;
+  if ((rc = check_count(count)) || (rc = check_datatype(datatype, type)) ||
+      (rc = check_buffer(buf, count, *type)) || (rc = check_dest(c, dest)) || (rc = check_send_tag(tag)))
+    return rc;
+  return MPI_SUCCESS;
+}
+
+int validate_recv(Comm* c, const void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                  Datatype** type) {
+  int rc;
+  if ((rc = check_count(count)) || (rc = check_datatype(datatype, type)) ||
+      (rc = check_buffer(buf, count, *type)) || (rc = check_source(c, source)) ||
+      (rc = check_recv_tag(tag)))
+    return rc;
+  return MPI_SUCCESS;
+}
+
+namespace {
+
+int blocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, pml::SendMode mode) {
+  AXON_COMM_OR_RAISE(c, comm, fn);
+  Datatype* type;
+  AXON_TRY(c, fn, validate_send(c, buf, count, datatype, dest, tag, &type));
+  AXON_TRY(c, fn, pml::send(buf, count, type, dest, tag, &c->p2p, mode));
+  return MPI_SUCCESS;
+}
+
+int nonblocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                     int tag, MPI_Comm comm, pml::SendMode mode, MPI_Request* request) {
+  AXON_COMM_OR_RAISE(c, comm, fn);
+  if (!request) return raise(c, MPI_ERR_REQUEST, fn, "request is NULL");
+  Datatype* type;
+  AXON_TRY(c, fn, validate_send(c, buf, count, datatype, dest, tag, &type));
+  pml::Request* r = nullptr;
+  AXON_TRY(c, fn, pml::isend(buf, count, type, dest, tag, &c->p2p, mode, &r));
+  r->comm = c;
+  *request = handle_of(r);
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+}  // namespace axon::mpi
+
+using namespace axon;
+using namespace axon::mpi;
+
+AXON_API(int, MPI_Send, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)) {
+  return blocking_send("MPI_Send", buf, count, datatype, dest, tag, comm, pml::SendMode::Standard);
+}
+
+AXON_API(int, MPI_Ssend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)) {
+  return blocking_send("MPI_Ssend", buf, count, datatype, dest, tag, comm, pml::SendMode::Synchronous);
+}
+
+AXON_API(int, MPI_Rsend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)) {
+  return blocking_send("MPI_Rsend", buf, count, datatype, dest, tag, comm, pml::SendMode::Ready);
+}
+
+AXON_API(int, MPI_Isend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                          MPI_Request* request)) {
+  return nonblocking_send("MPI_Isend", buf, count, datatype, dest, tag, comm, pml::SendMode::Standard, request);
+}
+
+AXON_API(int, MPI_Issend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                           MPI_Request* request)) {
+  return nonblocking_send("MPI_Issend", buf, count, datatype, dest, tag, comm, pml::SendMode::Synchronous,
+                          request);
+}
+
+AXON_API(int, MPI_Irsend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                           MPI_Request* request)) {
+  return nonblocking_send("MPI_Irsend", buf, count, datatype, dest, tag, comm, pml::SendMode::Ready, request);
+}
+
+AXON_API(int, MPI_Recv, (void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                         MPI_Status* status)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Recv");
+  Datatype* type;
+  AXON_TRY(c, "MPI_Recv", validate_recv(c, buf, count, datatype, source, tag, &type));
+  pml::Request r;
+  int rc = pml::recv(buf, count, type, source, tag, &c->p2p, &r);
+  status_from_request(status, &r);
+  if (rc != MPI_SUCCESS) return raise(c, rc, "MPI_Recv");
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Irecv, (void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                          MPI_Request* request)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Irecv");
+  if (!request) return raise(c, MPI_ERR_REQUEST, "MPI_Irecv", "request is NULL");
+  Datatype* type;
+  AXON_TRY(c, "MPI_Irecv", validate_recv(c, buf, count, datatype, source, tag, &type));
+  pml::Request* r = nullptr;
+  AXON_TRY(c, "MPI_Irecv", pml::irecv(buf, count, type, source, tag, &c->p2p, &r));
+  r->comm = c;
+  *request = handle_of(r);
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Sendrecv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                             void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                             MPI_Comm comm, MPI_Status* status)) {
+  const char* fn = "MPI_Sendrecv";
+  AXON_COMM_OR_RAISE(c, comm, fn);
+  Datatype *stype, *rtype;
+  AXON_TRY(c, fn, validate_send(c, sendbuf, sendcount, sendtype, dest, sendtag, &stype));
+  AXON_TRY(c, fn, validate_recv(c, recvbuf, recvcount, recvtype, source, recvtag, &rtype));
+  pml::Request* s = nullptr;
+  AXON_TRY(c, fn, pml::isend(sendbuf, sendcount, stype, dest, sendtag, &c->p2p, pml::SendMode::Standard, &s));
+  pml::Request r;
+  int rc = pml::recv(recvbuf, recvcount, rtype, source, recvtag, &c->p2p, &r);
+  pml::wait(s);
+  {
+    pml::Guard guard;
+    if (rc == MPI_SUCCESS) rc = s->error;
+    pml::request_release(s);
+  }
+  status_from_request(status, &r);
+  if (rc != MPI_SUCCESS) return raise(c, rc, fn);
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Sendrecv_replace, (void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                                     int source, int recvtag, MPI_Comm comm, MPI_Status* status)) {
+  const char* fn = "MPI_Sendrecv_replace";
+  AXON_COMM_OR_RAISE(c, comm, fn);
+  Datatype* type;
+  AXON_TRY(c, fn, validate_send(c, buf, count, datatype, dest, sendtag, &type));
+  AXON_TRY(c, fn, validate_recv(c, buf, count, datatype, source, recvtag, &type));
+  // The outgoing data is packed aside so the receive can overwrite the buffer.
+  size_t bytes = 0;
+  if (!bytes_for_count(*type, static_cast<MPI_Count>(count), &bytes)) return raise(c, MPI_ERR_COUNT, fn);
+  std::vector<uint8_t> packed(bytes);
+  if (bytes) pack_items(*type, buf, static_cast<size_t>(count), packed.data());
+  pml::Request* s = nullptr;
+  AXON_TRY(c, fn, pml::isend(packed.data(), static_cast<MPI_Count>(bytes), datatype_from_handle(MPI_BYTE), dest,
+                             sendtag, &c->p2p, pml::SendMode::Standard, &s));
+  pml::Request r;
+  int rc = pml::recv(buf, count, type, source, recvtag, &c->p2p, &r);
+  pml::wait(s);
+  {
+    pml::Guard guard;
+    if (rc == MPI_SUCCESS) rc = s->error;
+    pml::request_release(s);
+  }
+  status_from_request(status, &r);
+  if (rc != MPI_SUCCESS) return raise(c, rc, fn);
+  return MPI_SUCCESS;
+}
+
+// ---- probes ---------------------------------------------------------------
+
+namespace {
+int validate_probe(Comm* c, int source, int tag) {
+  int rc;
+  if ((rc = check_source(c, source)) || (rc = check_recv_tag(tag))) return rc;
+  return MPI_SUCCESS;
+}
+
+void proc_null_status(MPI_Status* status) { set_status(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, false); }
+}  // namespace
+
+AXON_API(int, MPI_Iprobe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Iprobe");
+  if (!flag) return raise(c, MPI_ERR_ARG, "MPI_Iprobe", "flag is NULL");
+  AXON_TRY(c, "MPI_Iprobe", validate_probe(c, source, tag));
+  if (source == MPI_PROC_NULL) {
+    *flag = 1;
+    proc_null_status(status);
+    return MPI_SUCCESS;
+  }
+  bool found = false;
+  pml::Request info;
+  pml::iprobe(source, tag, &c->p2p, &found, &info);
+  *flag = found;
+  if (found) status_from_request(status, &info);
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Probe, (int source, int tag, MPI_Comm comm, MPI_Status* status)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Probe");
+  AXON_TRY(c, "MPI_Probe", validate_probe(c, source, tag));
+  if (source == MPI_PROC_NULL) {
+    proc_null_status(status);
+    return MPI_SUCCESS;
+  }
+  bool found = false;
+  pml::Request info;
+  pml::wait_until([&] {
+    pml::iprobe(source, tag, &c->p2p, &found, &info);
+    return found;
+  });
+  status_from_request(status, &info);
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Improbe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
+                            MPI_Status* status)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Improbe");
+  if (!flag || !message) return raise(c, MPI_ERR_ARG, "MPI_Improbe", "NULL argument");
+  AXON_TRY(c, "MPI_Improbe", validate_probe(c, source, tag));
+  if (source == MPI_PROC_NULL) {
+    *flag = 1;
+    *message = MPI_MESSAGE_NO_PROC;
+    proc_null_status(status);
+    return MPI_SUCCESS;
+  }
+  bool found = false;
+  pml::Message* m = nullptr;
+  pml::Request info;
+  pml::improbe(source, tag, &c->p2p, &found, &m, &info);
+  *flag = found;
+  if (found) {
+    *message = reinterpret_cast<MPI_Message>(m);
+    status_from_request(status, &info);
+  }
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Mprobe");
+  if (!message) return raise(c, MPI_ERR_ARG, "MPI_Mprobe", "message is NULL");
+  AXON_TRY(c, "MPI_Mprobe", validate_probe(c, source, tag));
+  if (source == MPI_PROC_NULL) {
+    *message = MPI_MESSAGE_NO_PROC;
+    proc_null_status(status);
+    return MPI_SUCCESS;
+  }
+  bool found = false;
+  pml::Message* m = nullptr;
+  pml::Request info;
+  pml::wait_until([&] {
+    pml::improbe(source, tag, &c->p2p, &found, &m, &info);
+    return found;
+  });
+  *message = reinterpret_cast<MPI_Message>(m);
+  status_from_request(status, &info);
+  return MPI_SUCCESS;
+}
+
+namespace {
+int matched_receive(const char* fn, void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
+                    pml::Request** out) {
+  if (!message) return raise_self(MPI_ERR_ARG, fn, "message is NULL");
+  if (*message == MPI_MESSAGE_NULL) return raise_self(MPI_ERR_REQUEST, fn, "MPI_MESSAGE_NULL");
+  Datatype* type;
+  int rc;
+  if ((rc = check_count(count)) || (rc = check_datatype(datatype, &type)) || (rc = check_buffer(buf, count, type)))
+    return raise_self(rc, fn);
+  if (*message == MPI_MESSAGE_NO_PROC) {
+    *out = nullptr;
+    *message = MPI_MESSAGE_NULL;
+    return MPI_SUCCESS;
+  }
+  auto* m = reinterpret_cast<pml::Message*>(*message);
+  *message = MPI_MESSAGE_NULL;
+  return pml::imrecv(buf, count, type, m, out);
+}
+}  // namespace
+
+AXON_API(int, MPI_Mrecv, (void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status)) {
+  pml::Request* r = nullptr;
+  int rc = matched_receive("MPI_Mrecv", buf, count, datatype, message, &r);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!r) {
+    proc_null_status(status);
+    return MPI_SUCCESS;
+  }
+  pml::wait(r);
+  status_from_request(status, r);
+  rc = r->error;
+  {
+    pml::Guard guard;
+    pml::request_release(r);
+  }
+  return rc == MPI_SUCCESS ? rc : raise_self(rc, "MPI_Mrecv");
+}
+
+AXON_API(int, MPI_Imrecv, (void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
+                           MPI_Request* request)) {
+  if (!request) return raise_self(MPI_ERR_ARG, "MPI_Imrecv", "request is NULL");
+  pml::Request* r = nullptr;
+  int rc = matched_receive("MPI_Imrecv", buf, count, datatype, message, &r);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!r) {
+    // A receive from MPI_PROC_NULL: an already complete request.
+    pml::irecv(nullptr, 0, datatype_from_handle(MPI_BYTE), MPI_PROC_NULL, 0, nullptr, &r);
+  }
+  *request = handle_of(r);
+  return MPI_SUCCESS;
+}

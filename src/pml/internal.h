@@ -1,0 +1,67 @@
+// Shared between the PML's files; not an interface for other layers.
+#pragma once
+
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "btl/btl.h"
+#include "pml/pml.h"
+#include "pml/wire.h"
+
+namespace axon::pml {
+
+constexpr uint32_t kRequestMagic = 0x52455155u;  // "REQU"
+constexpr uint32_t kRequestFreed = 0xDEAD5155u;
+
+// A message that arrived before a matching receive was posted.
+struct Message {
+  MatchHeader header{};
+  int source_world = -1;
+  int am_id = 0;
+  uint64_t sender_request = 0;
+  uint64_t address = 0;           // rendezvous: data in the sender
+  bool synchronous = false;
+  std::vector<uint8_t> payload;   // eager: the data
+};
+
+// Matching state of one context id. Exists as soon as a message for the id
+// arrives, even before this process created the communicator.
+struct MatchQueues {
+  Context* ctx = nullptr;
+  Request* posted_head = nullptr;   // receives in posting order
+  Request* posted_tail = nullptr;
+  std::deque<Message*> unexpected;  // arrival order
+  std::vector<uint32_t> expected_seq;     // by source rank
+  std::vector<Message*> out_of_order;     // arrived ahead of their turn (rare)
+};
+
+MatchQueues* queues_for(uint32_t context_id);
+void drop_queues(uint32_t context_id);
+
+bool matches(int want_source, int want_tag, const MatchHeader& h);
+void posted_append(MatchQueues* q, Request* r);
+void posted_remove(MatchQueues* q, Request* r);
+
+// Arrival handlers (registered with the BTL).
+void on_match_message(int am_id, int src_world, const void* msg, size_t len);  // eager, eager-sync, rts
+void on_reply(int src_world, const void* msg, size_t len);          // fin, sync-ack, cts
+void on_frag(int src_world, const void* msg, size_t len);
+
+// Delivers a message (arrived or unexpected) into a matched receive.
+void deliver(Request* recv, Message& m, const void* eager_payload, size_t payload_len);
+
+// Sends a control reply; queued and retried when the transport is full.
+void send_reply(int dest_world, int am_id, uint64_t sender_request, uint64_t receiver_request);
+// Retries queued sends, fragments and replies; returns how many went out.
+int retry_pending();
+// Starts an initialized send request (assigns its sequence number).
+int start_send(Request* r);
+int start_recv(Request* r);
+
+inline Request* from_id(uint64_t id) { return reinterpret_cast<Request*>(id); }
+inline uint64_t to_id(Request* r) { return reinterpret_cast<uint64_t>(r); }
+
+}  // namespace axon::pml

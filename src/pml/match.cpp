@@ -1,0 +1,146 @@
+// Matching: posted receives, unexpected messages, and MPI's non-overtaking
+// rule (messages from one sender on one communicator match in send order,
+// enforced with per-sender sequence numbers).
+#include <algorithm>
+
+#include "base/log.h"
+#include "pml/internal.h"
+
+namespace axon::pml {
+
+namespace {
+std::unordered_map<uint32_t, std::unique_ptr<MatchQueues>> all_queues;
+}
+
+MatchQueues* queues_for(uint32_t context_id) {
+  auto& slot = all_queues[context_id];
+  if (!slot) slot = std::make_unique<MatchQueues>();
+  return slot.get();
+}
+
+void drop_queues(uint32_t context_id) {
+  auto it = all_queues.find(context_id);
+  if (it == all_queues.end()) return;
+  for (Message* m : it->second->unexpected) delete m;
+  for (Message* m : it->second->out_of_order) delete m;
+  all_queues.erase(it);
+}
+
+void context_open(Context* ctx, uint32_t id, int rank, std::vector<int> world_of) {
+  Guard guard;
+  ctx->id = id;
+  ctx->rank = rank;
+  ctx->world_of = std::move(world_of);
+  ctx->next_seq.assign(ctx->world_of.size(), 0);
+  ctx->queues = queues_for(id);
+  ctx->queues->ctx = ctx;
+  if (ctx->queues->expected_seq.size() < ctx->world_of.size())
+    ctx->queues->expected_seq.resize(ctx->world_of.size(), 0);
+}
+
+void context_close(Context* ctx) {
+  Guard guard;
+  if (ctx->queues) drop_queues(ctx->id);
+  ctx->queues = nullptr;
+}
+
+bool matches(int want_source, int want_tag, const MatchHeader& h) {
+  return (want_source == kAnySource || want_source == h.source) &&
+         (want_tag == h.tag || (want_tag == kAnyTag && h.tag >= 0));
+}
+
+void posted_append(MatchQueues* q, Request* r) {
+  r->next = nullptr;
+  r->prev = q->posted_tail;
+  if (q->posted_tail) q->posted_tail->next = r;
+  else q->posted_head = r;
+  q->posted_tail = r;
+}
+
+void posted_remove(MatchQueues* q, Request* r) {
+  if (r->prev) r->prev->next = r->next;
+  else q->posted_head = r->next;
+  if (r->next) r->next->prev = r->prev;
+  else q->posted_tail = r->prev;
+  r->next = r->prev = nullptr;
+}
+
+namespace {
+
+// Matches an in-order message against the posted receives, or keeps it.
+void match_or_keep(MatchQueues* q, int src_world, int am_id, const MatchHeader& h, const uint8_t* rest,
+                   size_t rest_len) {
+  Message m;
+  m.header = h;
+  m.source_world = src_world;
+  m.am_id = am_id;
+  const uint8_t* payload = rest;
+  size_t payload_len = rest_len;
+  if (am_id == kAmEagerSync) {
+    SyncInfo s;
+    std::memcpy(&s, rest, sizeof s);
+    m.sender_request = s.sender_request;
+    m.synchronous = true;
+    payload += sizeof s;
+    payload_len -= sizeof s;
+  } else if (am_id == kAmRts) {
+    RtsInfo info;
+    std::memcpy(&info, rest, sizeof info);
+    m.sender_request = info.sender_request;
+    m.address = info.address;
+    m.synchronous = info.synchronous;
+    payload_len = 0;
+  }
+  for (Request* r = q->posted_head; r; r = r->next) {
+    if (matches(r->peer, r->match_tag, h)) {
+      posted_remove(q, r);
+      deliver(r, m, payload, payload_len);
+      return;
+    }
+  }
+  auto* kept = new Message(std::move(m));
+  if (am_id != kAmRts) kept->payload.assign(payload, payload + payload_len);
+  q->unexpected.push_back(kept);
+}
+
+}  // namespace
+
+void on_match_message(int am_id, int src_world, const void* msg, size_t len) {
+  MatchHeader h;
+  std::memcpy(&h, msg, sizeof h);
+  const uint8_t* rest = static_cast<const uint8_t*>(msg) + sizeof h;
+  size_t rest_len = len - sizeof h;
+
+  MatchQueues* q = queues_for(h.context);
+  if (q->expected_seq.size() <= size_t(h.source)) q->expected_seq.resize(h.source + 1, 0);
+  if (h.seq != q->expected_seq[h.source]) {
+    // Ahead of an earlier message from the same sender (possible only when
+    // messages to one peer travel over several transports): park it.
+    auto* m = new Message;
+    m->header = h;
+    m->source_world = src_world;
+    m->am_id = am_id;
+    m->payload.assign(rest, rest + rest_len);
+    q->out_of_order.push_back(m);
+    return;
+  }
+  ++q->expected_seq[h.source];
+  match_or_keep(q, src_world, am_id, h, rest, rest_len);
+  // Release parked messages that are now in turn.
+  for (bool again = !q->out_of_order.empty(); again;) {
+    again = false;
+    for (auto it = q->out_of_order.begin(); it != q->out_of_order.end(); ++it) {
+      Message* m = *it;
+      if (m->header.seq == q->expected_seq[m->header.source]) {
+        q->out_of_order.erase(it);
+        ++q->expected_seq[m->header.source];
+        match_or_keep(q, m->source_world, m->am_id, m->header, m->payload.data(), m->payload.size());
+        delete m;
+        again = true;
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace axon::pml

@@ -1,0 +1,366 @@
+// Requests, progress and waiting, and the PML's public operations.
+#include <cstdlib>
+#include <mutex>
+
+#include "base/log.h"
+#include "base/param.h"
+#include "base/status.h"
+#include "pml/internal.h"
+#include "rte/rte.h"
+
+namespace axon::pml {
+
+void on_reply(int am_id, const void* msg);
+
+namespace {
+
+IntParam spin_param{"AXON_WAIT_SPIN", -1,
+                    "Polling rounds a waiting rank spins before it starts yielding its core "
+                    "(-1: 2000, or 0 when local ranks outnumber cores)"};
+
+std::recursive_mutex big_lock;
+bool threaded = false;
+int spin = 2000;
+std::vector<Request*> request_pool;
+
+void am_eager(int src, const void* m, size_t n) { on_match_message(kAmEager, src, m, n); }
+void am_eager_sync(int src, const void* m, size_t n) { on_match_message(kAmEagerSync, src, m, n); }
+void am_rts(int src, const void* m, size_t n) { on_match_message(kAmRts, src, m, n); }
+void am_fin(int, const void* m, size_t) { on_reply(kAmFin, m); }
+void am_sync_ack(int, const void* m, size_t) { on_reply(kAmSyncAck, m); }
+void am_cts(int, const void* m, size_t) { on_reply(kAmCts, m); }
+
+// Fills a request's arguments; the byte length covers `count` items.
+int prepare(Request* r, void* buf, MPI_Count count, const Datatype* type, int peer, int tag, Context* ctx) {
+  size_t bytes = 0;
+  if (!bytes_for_count(*type, count, &bytes)) return MPI_ERR_COUNT;
+  r->buffer = buf;
+  r->count = count;
+  r->type = type;
+  r->length = bytes;
+  r->peer = peer;
+  r->match_tag = tag;
+  r->ctx = ctx;
+  return MPI_SUCCESS;
+}
+
+// Non-contiguous data travels packed: senders pack before the first message,
+// receivers unpack on completion.
+int stage_send(Request* r) {
+  if (r->type->contiguous || r->length == 0) return MPI_SUCCESS;
+  r->staging = static_cast<uint8_t*>(malloc(r->length));
+  if (!r->staging) return MPI_ERR_NO_MEM;
+  pack_items(*r->type, r->buffer, static_cast<size_t>(r->count), r->staging);
+  return MPI_SUCCESS;
+}
+
+int stage_recv(Request* r) {
+  if (r->type->contiguous || r->length == 0) return MPI_SUCCESS;
+  r->staging = static_cast<uint8_t*>(malloc(r->length));
+  return r->staging ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+void reset_result(Request* r) {
+  r->complete.store(false, std::memory_order_relaxed);
+  r->cancelled = r->truncated = false;
+  r->source = kAnySource;
+  r->tag = kAnyTag;
+  r->error = MPI_SUCCESS;
+  r->bytes = 0;
+  r->state = 0;
+  r->offset = 0;
+}
+
+// A receive from MPI_PROC_NULL or a send to it completes at once.
+void complete_proc_null(Request* r) {
+  r->source = kProcNull;
+  r->tag = kAnyTag;
+  r->bytes = 0;
+  request_complete(r);
+}
+
+}  // namespace
+
+int spin_rounds() { return spin; }
+
+void enable_thread_safety() { threaded = true; }
+
+Guard::Guard() : locked_(threaded) {
+  if (locked_) big_lock.lock();
+}
+Guard::~Guard() {
+  if (locked_) big_lock.unlock();
+}
+
+int init() {
+  btl::register_handler(kAmEager, am_eager);
+  btl::register_handler(kAmEagerSync, am_eager_sync);
+  btl::register_handler(kAmRts, am_rts);
+  btl::register_handler(kAmFin, am_fin);
+  btl::register_handler(kAmSyncAck, am_sync_ack);
+  btl::register_handler(kAmCts, am_cts);
+  btl::register_handler(kAmFrag, on_frag);
+  int64_t s = spin_param.get();
+  spin = s >= 0 ? static_cast<int>(s) : (rte::job().oversubscribed ? 0 : 2000);
+  return 0;
+}
+
+void finalize() {
+  for (Request* r : request_pool) delete r;
+  request_pool.clear();
+}
+
+Request* request_alloc(Request::Kind kind) {
+  Request* r;
+  if (!request_pool.empty()) {
+    r = request_pool.back();
+    request_pool.pop_back();
+    r->~Request();
+    new (r) Request;
+  } else {
+    r = new Request;
+  }
+  r->magic = kRequestMagic;
+  r->kind = kind;
+  return r;
+}
+
+void request_release(Request* r) {
+  free(r->staging);
+  r->staging = nullptr;
+  r->magic = kRequestFreed;
+  if (request_pool.size() < 1024) request_pool.push_back(r);
+  else delete r;
+}
+
+bool request_valid(const Request* r) { return r && r->magic == kRequestMagic; }
+
+void request_complete(Request* r) {
+  r->complete.store(true, std::memory_order_release);
+  if (r->on_complete) r->on_complete(r);
+  if (r->free_when_complete) request_release(r);
+}
+
+int progress() {
+  Guard guard;
+  int n = btl::progress();
+  n += retry_pending();
+  return n;
+}
+
+void wait(Request* r) {
+  if (r->complete.load(std::memory_order_acquire)) return;
+  wait_until([r] { return r->complete.load(std::memory_order_acquire); });
+}
+
+int start_recv(Request* r) {
+  MatchQueues* q = r->ctx->queues;
+  for (auto it = q->unexpected.begin(); it != q->unexpected.end(); ++it) {
+    Message* m = *it;
+    if (matches(r->peer, r->match_tag, m->header)) {
+      q->unexpected.erase(it);
+      deliver(r, *m, m->payload.data(), m->payload.size());
+      delete m;
+      return MPI_SUCCESS;
+    }
+  }
+  posted_append(q, r);
+  return MPI_SUCCESS;
+}
+
+int isend(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Context* ctx,
+          SendMode mode, Request** out) {
+  Guard guard;
+  Request* r = request_alloc(Request::Kind::Send);
+  reset_result(r);
+  r->mode = mode;
+  int rc = prepare(r, const_cast<void*>(buf), count, type, dest, tag, ctx);
+  if (rc == MPI_SUCCESS && dest != kProcNull) rc = stage_send(r);
+  if (rc != MPI_SUCCESS) {
+    request_release(r);
+    return rc;
+  }
+  *out = r;
+  if (dest == kProcNull) {
+    complete_proc_null(r);
+    return MPI_SUCCESS;
+  }
+  return start_send(r);
+}
+
+int irecv(void* buf, MPI_Count count, const Datatype* type, int source, int tag, Context* ctx,
+          Request** out) {
+  Guard guard;
+  Request* r = request_alloc(Request::Kind::Recv);
+  reset_result(r);
+  int rc = prepare(r, buf, count, type, source, tag, ctx);
+  if (rc == MPI_SUCCESS && source != kProcNull) rc = stage_recv(r);
+  if (rc != MPI_SUCCESS) {
+    request_release(r);
+    return rc;
+  }
+  *out = r;
+  if (source == kProcNull) {
+    complete_proc_null(r);
+    return MPI_SUCCESS;
+  }
+  return start_recv(r);
+}
+
+int send(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Context* ctx,
+         SendMode mode) {
+  if (dest == kProcNull) return MPI_SUCCESS;
+  Request* r = nullptr;
+  int rc = isend(buf, count, type, dest, tag, ctx, mode, &r);
+  if (rc != MPI_SUCCESS) return rc;
+  wait(r);
+  Guard guard;
+  rc = r->error;
+  request_release(r);
+  return rc;
+}
+
+int recv(void* buf, MPI_Count count, const Datatype* type, int source, int tag, Context* ctx,
+         Request* result) {
+  // The request lives on our stack: nothing else refers to it once it completes.
+  Request& r = *result;
+  r.magic = kRequestMagic;
+  r.kind = Request::Kind::Recv;
+  reset_result(&r);
+  int rc = prepare(&r, buf, count, type, source, tag, ctx);
+  if (rc != MPI_SUCCESS) return rc;
+  if (source == kProcNull) {
+    complete_proc_null(&r);
+    return MPI_SUCCESS;
+  }
+  {
+    Guard guard;
+    if ((rc = stage_recv(&r)) != MPI_SUCCESS) return rc;
+    start_recv(&r);
+  }
+  wait(&r);
+  return r.error;
+}
+
+Request* send_init(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag,
+                   Context* ctx, SendMode mode) {
+  Guard guard;
+  Request* r = request_alloc(Request::Kind::Send);
+  reset_result(r);
+  r->persistent = true;
+  r->mode = mode;
+  if (prepare(r, const_cast<void*>(buf), count, type, dest, tag, ctx) != MPI_SUCCESS) {
+    request_release(r);
+    return nullptr;
+  }
+  // Inactive persistent requests count as complete for Wait/Test.
+  r->complete.store(true, std::memory_order_relaxed);
+  return r;
+}
+
+Request* recv_init(void* buf, MPI_Count count, const Datatype* type, int source, int tag, Context* ctx) {
+  Guard guard;
+  Request* r = request_alloc(Request::Kind::Recv);
+  reset_result(r);
+  r->persistent = true;
+  if (prepare(r, buf, count, type, source, tag, ctx) != MPI_SUCCESS) {
+    request_release(r);
+    return nullptr;
+  }
+  r->complete.store(true, std::memory_order_relaxed);
+  return r;
+}
+
+int start(Request* r) {
+  Guard guard;
+  reset_result(r);
+  r->active = true;
+  free(r->staging);
+  r->staging = nullptr;
+  if (r->peer == kProcNull) {
+    complete_proc_null(r);
+    return MPI_SUCCESS;
+  }
+  if (r->kind == Request::Kind::Send) {
+    if (int rc = stage_send(r); rc != MPI_SUCCESS) return rc;
+    return start_send(r);
+  }
+  if (int rc = stage_recv(r); rc != MPI_SUCCESS) return rc;
+  return start_recv(r);
+}
+
+int iprobe(int source, int tag, Context* ctx, bool* found, Request* info) {
+  progress();
+  Guard guard;
+  *found = false;
+  for (Message* m : ctx->queues->unexpected) {
+    if (matches(source, tag, m->header)) {
+      *found = true;
+      info->source = m->header.source;
+      info->tag = m->header.tag;
+      info->bytes = m->header.length;
+      info->error = MPI_SUCCESS;
+      info->cancelled = false;
+      return MPI_SUCCESS;
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+int improbe(int source, int tag, Context* ctx, bool* found, Message** msg, Request* info) {
+  progress();
+  Guard guard;
+  *found = false;
+  auto& queue = ctx->queues->unexpected;
+  for (auto it = queue.begin(); it != queue.end(); ++it) {
+    Message* m = *it;
+    if (matches(source, tag, m->header)) {
+      queue.erase(it);
+      *found = true;
+      *msg = m;
+      info->source = m->header.source;
+      info->tag = m->header.tag;
+      info->bytes = m->header.length;
+      info->error = MPI_SUCCESS;
+      info->cancelled = false;
+      return MPI_SUCCESS;
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+int imrecv(void* buf, MPI_Count count, const Datatype* type, Message* m, Request** out) {
+  Guard guard;
+  Request* r = request_alloc(Request::Kind::Recv);
+  reset_result(r);
+  int rc = prepare(r, buf, count, type, m->header.source, m->header.tag, nullptr);
+  if (rc == MPI_SUCCESS) rc = stage_recv(r);
+  if (rc != MPI_SUCCESS) {
+    request_release(r);
+    return rc;
+  }
+  *out = r;
+  deliver(r, *m, m->payload.data(), m->payload.size());
+  delete m;
+  return MPI_SUCCESS;
+}
+
+void cancel(Request* r) {
+  Guard guard;
+  if (r->kind != Request::Kind::Recv || r->complete.load(std::memory_order_acquire)) return;
+  if (r->state != 0 || !r->ctx) return;  // already matched: it will complete normally
+  // Still on the posted queue?
+  for (Request* p = r->ctx->queues->posted_head; p; p = p->next) {
+    if (p == r) {
+      posted_remove(r->ctx->queues, r);
+      r->cancelled = true;
+      r->source = kAnySource;
+      r->tag = kAnyTag;
+      r->bytes = 0;
+      request_complete(r);
+      return;
+    }
+  }
+}
+
+}  // namespace axon::pml

@@ -1,0 +1,159 @@
+// The point-to-point messaging layer: MPI's matching and ordering rules and
+// the eager and rendezvous protocols, on top of the BTL transports.
+//
+// The PML knows communicators only as Contexts: a context id carried in every
+// message, the local rank, and the map from communicator ranks to world ranks.
+// A communicator owns two (point-to-point and collective traffic never match
+// each other).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "datatype/datatype.h"
+
+namespace axon::pml {
+
+struct MatchQueues;
+
+struct Context {
+  uint32_t id = 0;
+  int rank = 0;                   // this process's rank in the communicator
+  std::vector<int> world_of;      // communicator rank -> world rank
+  std::vector<uint32_t> next_seq; // next sequence number towards each destination
+  MatchQueues* queues = nullptr;  // matching state for messages addressed to this context
+  int size() const { return static_cast<int>(world_of.size()); }
+};
+
+// Creates the matching state of a context (messages that arrived before it
+// existed are kept and matched now). `world_of` maps ranks to world ranks.
+void context_open(Context* ctx, uint32_t id, int rank, std::vector<int> world_of);
+void context_close(Context* ctx);
+
+enum class SendMode : uint8_t { Standard, Synchronous, Ready, Buffered };
+
+// Wildcards, as the MPI ABI defines them.
+constexpr int kAnySource = MPI_ANY_SOURCE;
+constexpr int kAnyTag = MPI_ANY_TAG;
+constexpr int kProcNull = MPI_PROC_NULL;
+
+struct Request {
+  enum class Kind : uint8_t { Send, Recv, Generalized, Collective };
+  uint32_t magic = 0;
+  Kind kind = Kind::Send;
+  std::atomic<bool> complete{false};
+  bool persistent = false;
+  bool active = false;          // persistent: started and not yet completed-and-waited
+  bool free_when_complete = false;
+  bool cancelled = false;
+  bool truncated = false;
+  // Result, valid once complete.
+  int source = 0;               // rank in the communicator
+  int tag = 0;
+  int error = 0;                // MPI error class of the operation
+  size_t bytes = 0;             // bytes received (or sent)
+  // Arguments.
+  void* buffer = nullptr;
+  size_t length = 0;            // send: bytes to send; recv: capacity in bytes
+  MPI_Count count = 0;
+  const Datatype* type = nullptr;
+  int peer = 0;                 // rank in the communicator, or kAnySource
+  int match_tag = 0;
+  Context* ctx = nullptr;
+  SendMode mode = SendMode::Standard;
+  // Protocol state.
+  uint8_t state = 0;
+  size_t offset = 0;            // fragments sent / received so far
+  uint64_t remote_id = 0;       // the peer's request, for rendezvous replies
+  int dest_world = -1;
+  uint32_t seq = 0;
+  size_t message_length = 0;    // recv by fragments: bytes the sender will send
+  uint8_t* staging = nullptr;   // packed copy of a non-contiguous buffer
+  Request* next = nullptr;      // intrusive list link (posted queue, pending sends)
+  Request* prev = nullptr;
+  // Called once when the operation completes (buffered sends release their
+  // buffer space; collective schedules advance).
+  void (*on_complete)(Request*) = nullptr;
+  void* user_data = nullptr;
+  void* comm = nullptr;         // the MPI layer's communicator, for error handlers
+};
+
+// Start-up and shut-down (after the BTLs are open / before they close).
+int init();
+void finalize();
+
+// Nonblocking operations. `type` is committed; `count` items at `buf`.
+// A returned request is owned by the caller until release().
+int isend(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Context* ctx,
+          SendMode mode, Request** out);
+int irecv(void* buf, MPI_Count count, const Datatype* type, int source, int tag, Context* ctx,
+          Request** out);
+// Blocking forms: the fast paths of MPI_Send / MPI_Recv (no request when the
+// message completes at once). `status` may be null.
+int send(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Context* ctx,
+         SendMode mode);
+int recv(void* buf, MPI_Count count, const Datatype* type, int source, int tag, Context* ctx,
+         Request* status_out);
+
+// Persistent requests: created inactive, started with start().
+Request* send_init(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag,
+                   Context* ctx, SendMode mode);
+Request* recv_init(void* buf, MPI_Count count, const Datatype* type, int source, int tag,
+                   Context* ctx);
+int start(Request* req);
+
+// Probing. `found` false when nothing matches (iprobe). A matched probe
+// fills source/tag/bytes of `info`.
+struct Message;  // a message removed from matching by mprobe
+int iprobe(int source, int tag, Context* ctx, bool* found, Request* info);
+int improbe(int source, int tag, Context* ctx, bool* found, Message** msg, Request* info);
+int imrecv(void* buf, MPI_Count count, const Datatype* type, Message* msg, Request** out);
+
+// Cancels a pending receive (sends cannot be cancelled: they complete).
+void cancel(Request* req);
+
+// Drives every transport once and retries queued work; returns completions.
+int progress();
+// Waits until req completes, yielding the core when the node is oversubscribed.
+void wait(Request* req);
+// Waits until pred() holds, with the same policy.
+template <class Pred> void wait_until(Pred pred);
+
+Request* request_alloc(Request::Kind kind);
+void request_release(Request* req);
+bool request_valid(const Request* req);
+// Marks a request complete and runs its completion callback.
+void request_complete(Request* req);
+
+// The lock that serializes the library under MPI_THREAD_MULTIPLE; a no-op
+// otherwise.
+void enable_thread_safety();
+class Guard {
+ public:
+  Guard();
+  ~Guard();
+  Guard(const Guard&) = delete;
+  Guard& operator=(const Guard&) = delete;
+ private:
+  bool locked_;
+};
+
+// Whether waits spin before yielding (false when ranks outnumber cores).
+int spin_rounds();
+
+}  // namespace axon::pml
+
+#include "base/backoff.h"
+
+namespace axon::pml {
+template <class Pred> void wait_until(Pred pred) {
+  Backoff backoff(spin_rounds());
+  while (!pred()) {
+    if (progress() > 0) backoff.reset();
+    else backoff.idle();
+  }
+}
+}  // namespace axon::pml

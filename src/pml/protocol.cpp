@@ -1,0 +1,235 @@
+// The eager and rendezvous protocols.
+//
+//  eager        payload rides with the match header when it fits the
+//               transport's eager limit; synchronous sends wait for an ack.
+//  rendezvous   the sender announces the message (RTS) with its buffer's
+//               address; on match the receiver reads it in one copy (get)
+//               and answers FIN. Without single-copy support the receiver
+//               answers CTS and the sender streams fragments.
+#include <algorithm>
+
+#include "base/log.h"
+#include "base/status.h"
+#include "pml/internal.h"
+
+namespace axon::pml {
+
+namespace {
+
+struct Reply {
+  int dest_world;
+  int am_id;
+  ReplyInfo info;
+};
+
+std::deque<Request*> queued_sends;     // first message could not be sent yet
+std::vector<int> queued_to;            // by world rank: queued sends to that peer
+std::deque<Request*> streaming;        // senders pushing fragments
+std::deque<Reply> queued_replies;
+
+enum SendState : uint8_t { kSendQueued = 1, kSendWaitAck, kSendWaitFin, kSendWaitCts, kSendStreaming };
+enum RecvState : uint8_t { kRecvPosted = 1, kRecvFragments };
+
+const uint8_t* send_data(const Request* r) {
+  return r->staging ? r->staging : static_cast<const uint8_t*>(r->buffer);
+}
+
+// Tries to put the first message of a send on the wire.
+int try_first_message(Request* r) {
+  btl::Transport* t = btl::route(r->dest_world);
+  MatchHeader h{r->ctx->id, r->ctx->rank, r->match_tag, r->seq, r->length};
+  int rc;
+  if (r->length <= t->caps().eager_limit) {
+    if (r->mode == SendMode::Synchronous) {
+      struct {
+        MatchHeader h;
+        SyncInfo s;
+      } hdr{h, {to_id(r)}};
+      rc = t->send(r->dest_world, kAmEagerSync, &hdr, sizeof hdr, send_data(r), r->length);
+      if (rc == kOk) r->state = kSendWaitAck;
+    } else {
+      rc = t->send(r->dest_world, kAmEager, &h, sizeof h, send_data(r), r->length);
+      if (rc == kOk) {
+        r->bytes = r->length;
+        request_complete(r);
+      }
+    }
+  } else {
+    struct {
+      MatchHeader h;
+      RtsInfo rts;
+    } hdr{h, {to_id(r), reinterpret_cast<uint64_t>(send_data(r)),
+              static_cast<uint8_t>(r->mode == SendMode::Synchronous), {}}};
+    rc = t->send(r->dest_world, kAmRts, &hdr, sizeof hdr, nullptr, 0);
+    if (rc == kOk) r->state = kSendWaitFin;
+  }
+  return rc;
+}
+
+// Pushes fragments until done or the transport is full. True when done.
+bool stream_fragments(Request* r) {
+  btl::Transport* t = btl::route(r->dest_world);
+  size_t chunk_max = t->caps().eager_limit;
+  while (r->offset < r->length) {
+    size_t chunk = std::min(chunk_max, r->length - r->offset);
+    FragInfo fi{r->remote_id, r->offset};
+    int rc = t->send(r->dest_world, kAmFrag, &fi, sizeof fi, send_data(r) + r->offset, chunk);
+    if (rc == kAgain) return false;
+    if (rc != kOk) {
+      r->error = MPI_ERR_OTHER;
+      break;
+    }
+    r->offset += chunk;
+  }
+  r->bytes = r->length;
+  request_complete(r);
+  return true;
+}
+
+void finish_recv(Request* r) {
+  if (r->truncated) r->error = MPI_ERR_TRUNCATE;
+  if (r->staging) {
+    size_t items = r->type->size ? r->bytes / r->type->size : 0;
+    unpack_items(*r->type, r->staging, items, r->buffer);
+    free(r->staging);
+    r->staging = nullptr;
+  }
+  request_complete(r);
+}
+
+uint8_t* recv_data(Request* r) { return r->staging ? r->staging : static_cast<uint8_t*>(r->buffer); }
+
+}  // namespace
+
+void deliver(Request* r, Message& m, const void* payload, size_t payload_len) {
+  const MatchHeader& h = m.header;
+  r->source = h.source;
+  r->tag = h.tag;
+  size_t n = std::min<size_t>(h.length, r->length);
+  r->truncated = h.length > r->length;
+  if (m.am_id != kAmRts) {
+    if (n) std::memcpy(recv_data(r), payload, std::min(n, payload_len));
+    r->bytes = n;
+    if (m.synchronous) send_reply(m.source_world, kAmSyncAck, m.sender_request, 0);
+    finish_recv(r);
+    return;
+  }
+  btl::Transport* t = btl::route(m.source_world);
+  if (t->caps().can_get) {
+    if (n && t->get(m.source_world, recv_data(r), m.address, n) != kOk) r->error = MPI_ERR_OTHER;
+    r->bytes = n;
+    send_reply(m.source_world, kAmFin, m.sender_request, 0);
+    finish_recv(r);
+  } else {
+    r->state = kRecvFragments;
+    r->message_length = h.length;
+    r->offset = 0;
+    r->bytes = n;
+    send_reply(m.source_world, kAmCts, m.sender_request, to_id(r));
+  }
+}
+
+void on_frag(int, const void* msg, size_t len) {
+  FragInfo fi;
+  std::memcpy(&fi, msg, sizeof fi);
+  Request* r = from_id(fi.receiver_request);
+  const uint8_t* data = static_cast<const uint8_t*>(msg) + sizeof fi;
+  size_t data_len = len - sizeof fi;
+  if (fi.offset < r->length) {
+    size_t n = std::min(data_len, r->length - fi.offset);
+    std::memcpy(recv_data(r) + fi.offset, data, n);
+  }
+  r->offset += data_len;
+  if (r->offset >= r->message_length) finish_recv(r);
+}
+
+void on_reply(int am_id, const void* msg) {
+  ReplyInfo info;
+  std::memcpy(&info, msg, sizeof info);
+  Request* r = from_id(info.sender_request);
+  switch (am_id) {
+    case kAmFin:
+    case kAmSyncAck:
+      r->bytes = r->length;
+      request_complete(r);
+      break;
+    case kAmCts:
+      r->remote_id = info.receiver_request;
+      r->offset = 0;
+      r->state = kSendStreaming;
+      if (!stream_fragments(r)) streaming.push_back(r);
+      break;
+    default:
+      break;
+  }
+}
+
+void send_reply(int dest_world, int am_id, uint64_t sender_request, uint64_t receiver_request) {
+  Reply reply{dest_world, am_id, {sender_request, receiver_request}};
+  if (queued_replies.empty()) {
+    int rc = btl::route(dest_world)->send(dest_world, am_id, &reply.info, sizeof reply.info, nullptr, 0);
+    if (rc == kOk) return;
+  }
+  queued_replies.push_back(reply);
+}
+
+int start_send(Request* r) {
+  Context* ctx = r->ctx;
+  r->dest_world = ctx->world_of[r->peer];
+  r->seq = ctx->next_seq[r->peer]++;
+  r->state = kSendQueued;
+  if (queued_to.size() <= size_t(r->dest_world)) queued_to.resize(r->dest_world + 1, 0);
+  if (queued_to[r->dest_world] == 0) {
+    int rc = try_first_message(r);
+    if (rc == kOk) return MPI_SUCCESS;
+    if (rc != kAgain) {
+      r->error = MPI_ERR_OTHER;
+      request_complete(r);
+      return MPI_ERR_OTHER;
+    }
+  }
+  // Keep per-peer order: once one send waits, later ones to that peer wait behind it.
+  ++queued_to[r->dest_world];
+  queued_sends.push_back(r);
+  return MPI_SUCCESS;
+}
+
+int retry_pending() {
+  int done = 0;
+  while (!queued_replies.empty()) {
+    Reply& reply = queued_replies.front();
+    int rc = btl::route(reply.dest_world)
+                 ->send(reply.dest_world, reply.am_id, &reply.info, sizeof reply.info, nullptr, 0);
+    if (rc == kAgain) break;
+    queued_replies.pop_front();
+    ++done;
+  }
+  if (!queued_sends.empty()) {
+    // A peer whose send failed in this pass is skipped for the rest of the
+    // pass, so messages to one peer leave in the order they were posted.
+    static std::vector<uint64_t> blocked_in_pass;
+    static uint64_t pass = 0;
+    ++pass;
+    if (blocked_in_pass.size() < queued_to.size()) blocked_in_pass.resize(queued_to.size(), 0);
+    for (size_t n = queued_sends.size(); n > 0; --n) {
+      Request* r = queued_sends.front();
+      queued_sends.pop_front();
+      if (blocked_in_pass[r->dest_world] == pass || try_first_message(r) == kAgain) {
+        blocked_in_pass[r->dest_world] = pass;
+        queued_sends.push_back(r);
+        continue;
+      }
+      --queued_to[r->dest_world];
+      ++done;
+    }
+  }
+  for (size_t n = streaming.size(); n > 0; --n) {
+    Request* r = streaming.front();
+    streaming.pop_front();
+    if (stream_fragments(r)) ++done;
+    else streaming.push_back(r);
+  }
+  return done;
+}
+
+}  // namespace axon::pml

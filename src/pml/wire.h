@@ -1,0 +1,48 @@
+// What the PML puts on the wire: active-message ids and headers.
+#pragma once
+
+#include <cstdint>
+
+namespace axon::pml {
+
+enum AmId : int {
+  kAmEager = 1,      // MatchHeader + payload
+  kAmEagerSync = 2,  // MatchHeader + SyncInfo + payload; receiver answers kAmSyncAck on match
+  kAmRts = 3,        // MatchHeader + RtsInfo: ready to send a large message
+  kAmFin = 4,        // ReplyInfo: receiver has read the sender's buffer
+  kAmSyncAck = 5,    // ReplyInfo: a synchronous eager message was matched
+  kAmCts = 6,        // ReplyInfo: clear to send fragments (no single-copy path)
+  kAmFrag = 7,       // FragInfo + payload
+};
+
+struct MatchHeader {
+  uint32_t context;
+  int32_t source;   // sender's rank in the communicator
+  int32_t tag;
+  uint32_t seq;     // per (context, sender, receiver) order
+  uint64_t length;  // bytes in the whole message
+};
+static_assert(sizeof(MatchHeader) == 24);
+
+struct SyncInfo {
+  uint64_t sender_request;
+};
+
+struct RtsInfo {
+  uint64_t sender_request;
+  uint64_t address;  // of the data in the sender's address space
+  uint8_t synchronous;
+  uint8_t pad[7];
+};
+
+struct ReplyInfo {
+  uint64_t sender_request;
+  uint64_t receiver_request;
+};
+
+struct FragInfo {
+  uint64_t receiver_request;
+  uint64_t offset;
+};
+
+}  // namespace axon::pml

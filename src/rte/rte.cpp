@@ -1,0 +1,243 @@
+#include "rte/rte.h"
+
+#include <pmix.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "base/log.h"
+
+namespace axon::rte {
+
+namespace {
+
+Job the_job;
+pmix_proc_t my_proc;
+bool pmix_up = false;
+
+std::string sanitize(const std::string& s) {
+  std::string out = s;
+  for (char& c : out)
+    if (!isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+  return out;
+}
+
+bool get_uint(const pmix_proc_t* proc, const char* key, uint32_t* out) {
+  pmix_value_t* v = nullptr;
+  if (PMIx_Get(proc, key, nullptr, 0, &v) != PMIX_SUCCESS || !v) return false;
+  bool ok = true;
+  switch (v->type) {
+    case PMIX_UINT32: *out = v->data.uint32; break;
+    case PMIX_UINT16: *out = v->data.uint16; break;
+    case PMIX_PROC_RANK: *out = v->data.rank; break;
+    case PMIX_INT: *out = static_cast<uint32_t>(v->data.integer); break;
+    case PMIX_UINT64: *out = static_cast<uint32_t>(v->data.uint64); break;
+    case PMIX_SIZE: *out = static_cast<uint32_t>(v->data.size); break;
+    default: ok = false;
+  }
+  PMIX_VALUE_RELEASE(v);
+  return ok;
+}
+
+bool get_string(const pmix_proc_t* proc, const char* key, std::string* out) {
+  pmix_value_t* v = nullptr;
+  if (PMIx_Get(proc, key, nullptr, 0, &v) != PMIX_SUCCESS || !v) return false;
+  bool ok = v->type == PMIX_STRING && v->data.string;
+  if (ok) *out = v->data.string;
+  PMIX_VALUE_RELEASE(v);
+  return ok;
+}
+
+// CPUs the node lets us use: the cgroup v2 cpuset when there is one, else
+// the online CPUs. Our own affinity mask is no guide: mpirun binds each rank
+// to one core when there are enough of them.
+int count_node_cpus() {
+  std::ifstream f("/sys/fs/cgroup/cpuset.cpus.effective");
+  std::string list;
+  if (f && std::getline(f, list) && !list.empty()) {
+    int n = 0;
+    std::stringstream ss(list);
+    std::string range;
+    while (std::getline(ss, range, ',')) {
+      int a, b;
+      if (sscanf(range.c_str(), "%d-%d", &a, &b) == 2) n += b - a + 1;
+      else if (sscanf(range.c_str(), "%d", &a) == 1) n += 1;
+    }
+    if (n > 0) return n;
+  }
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? static_cast<int>(online) : 1;
+}
+
+// A launcher that speaks another wire-up protocol starts us with its own
+// variables; running as N singletons would silently give wrong answers.
+const char* foreign_launcher() {
+  if (getenv("PMI_FD") || getenv("PMI_RANK") || getenv("PMI_PORT")) return "a PMI-1/PMI-2 launcher (e.g. MPICH's Hydra)";
+  if (getenv("OMPI_COMM_WORLD_SIZE")) return "Open MPI's mpirun (ORTE)";
+  const char* ntasks = getenv("SLURM_NTASKS");
+  if (getenv("SLURM_PROCID") && ntasks && atoi(ntasks) > 1 && getenv("SLURM_STEP_ID"))
+    return "srun without PMIx (use: srun --mpi=pmix)";
+  return nullptr;
+}
+
+void finish_job_setup() {
+  Job& j = the_job;
+  j.shm_prefix = "/axon." + sanitize(j.nspace);
+  j.node_cpus = count_node_cpus();
+  j.oversubscribed = j.local_size > j.node_cpus;
+  log::set_identity(j.rank, j.hostname.c_str());
+  log::debug(1, "rank %d of %d, local %d of %d, node cpus %d%s", j.rank, j.size, j.local_rank,
+             j.local_size, j.node_cpus, j.oversubscribed ? " (oversubscribed)" : "");
+}
+
+int init_singleton() {
+  Job& j = the_job;
+  char host[256] = "localhost";
+  gethostname(host, sizeof host - 1);
+  j = Job{};
+  j.hostname = host;
+  j.nspace = "singleton." + std::to_string(getpid());
+  j.local_peers = {0};
+  finish_job_setup();
+  return 0;
+}
+
+}  // namespace
+
+const Job& job() { return the_job; }
+
+bool is_local(int world_rank) {
+  for (int p : the_job.local_peers)
+    if (p == world_rank) return true;
+  return false;
+}
+
+int init() {
+  // Sibling ranks read each other's memory with process_vm_readv for
+  // single-copy transfers; Yama's ptrace_scope=1 forbids that unless we opt in.
+  prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+
+  if (!getenv("PMIX_NAMESPACE") && !getenv("PMIX_SERVER_URI41") && !getenv("PMIX_SERVER_URI4") &&
+      !getenv("PMIX_SERVER_URI3") && !getenv("PMIX_SERVER_URI2")) {
+    if (const char* other = foreign_launcher()) {
+      log::error("this program was started by %s, which does not offer PMIx; Axon needs a PMIx "
+                 "launcher: use Axon's mpirun, or srun --mpi=pmix under Slurm", other);
+      return 1;
+    }
+    return init_singleton();
+  }
+  // The hash datastore: the default shared-memory one loses fence-less gets and
+  // hangs when peers die (see docs/architecture.md).
+  setenv("PMIX_MCA_gds", "hash", 0);
+  pmix_status_t rc = PMIx_Init(&my_proc, nullptr, 0);
+  if (rc != PMIX_SUCCESS) {
+    log::error("cannot connect to the PMIx server of the launcher: %s", PMIx_Error_string(rc));
+    return 1;
+  }
+  pmix_up = true;
+  Job& j = the_job;
+  j.singleton = false;
+  j.nspace = my_proc.nspace;
+  j.rank = static_cast<int>(my_proc.rank);
+
+  pmix_proc_t wildcard;
+  PMIX_LOAD_PROCID(&wildcard, my_proc.nspace, PMIX_RANK_WILDCARD);
+  uint32_t v = 0;
+  // PMIX_JOB_SIZE, not PMIX_UNIV_SIZE: some launchers put the slot count in the latter.
+  if (!get_uint(&wildcard, PMIX_JOB_SIZE, &v)) {
+    log::error("the PMIx server did not provide the job size (PMIX_JOB_SIZE)");
+    return 1;
+  }
+  j.size = static_cast<int>(v);
+  std::string peers;
+  if (get_string(&wildcard, PMIX_LOCAL_PEERS, &peers)) {
+    std::stringstream ss(peers);
+    std::string item;
+    while (std::getline(ss, item, ',')) j.local_peers.push_back(atoi(item.c_str()));
+  }
+  if (j.local_peers.empty()) j.local_peers = {j.rank};
+  std::sort(j.local_peers.begin(), j.local_peers.end());
+  j.local_size = static_cast<int>(j.local_peers.size());
+  j.local_rank = 0;
+  for (int i = 0; i < j.local_size; ++i)
+    if (j.local_peers[i] == j.rank) j.local_rank = i;
+  if (!get_string(&my_proc, PMIX_HOSTNAME, &j.hostname)) {
+    char host[256] = "localhost";
+    gethostname(host, sizeof host - 1);
+    j.hostname = host;
+  }
+  finish_job_setup();
+  return 0;
+}
+
+int publish(const char* key, const void* data, size_t len) {
+  if (!pmix_up) return 0;  // singleton: nobody to tell
+  pmix_value_t value;
+  pmix_byte_object_t bo;
+  bo.bytes = static_cast<char*>(const_cast<void*>(data));
+  bo.size = len;
+  PMIX_VALUE_LOAD(&value, &bo, PMIX_BYTE_OBJECT);
+  pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, key, &value);
+  PMIX_VALUE_DESTRUCT(&value);
+  if (rc != PMIX_SUCCESS) {
+    log::error("PMIx_Put(%s) failed: %s", key, PMIx_Error_string(rc));
+    return 1;
+  }
+  return 0;
+}
+
+int exchange() {
+  if (!pmix_up) return 0;
+  pmix_status_t rc = PMIx_Commit();
+  if (rc != PMIX_SUCCESS) {
+    log::error("PMIx_Commit failed: %s", PMIx_Error_string(rc));
+    return 1;
+  }
+  pmix_info_t info;
+  bool collect = true;
+  PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+  rc = PMIx_Fence(nullptr, 0, &info, 1);
+  PMIX_INFO_DESTRUCT(&info);
+  if (rc != PMIX_SUCCESS) {
+    log::error("PMIx_Fence failed (%s): a peer probably died during start-up", PMIx_Error_string(rc));
+    return 1;
+  }
+  return 0;
+}
+
+int lookup(int world_rank, const char* key, std::vector<uint8_t>* out) {
+  if (!pmix_up) return 1;
+  pmix_proc_t peer;
+  PMIX_LOAD_PROCID(&peer, my_proc.nspace, static_cast<pmix_rank_t>(world_rank));
+  pmix_value_t* v = nullptr;
+  pmix_status_t rc = PMIx_Get(&peer, key, nullptr, 0, &v);
+  if (rc != PMIX_SUCCESS || !v) return 1;
+  bool ok = v->type == PMIX_BYTE_OBJECT;
+  if (ok) out->assign(v->data.bo.bytes, v->data.bo.bytes + v->data.bo.size);
+  PMIX_VALUE_RELEASE(v);
+  return ok ? 0 : 1;
+}
+
+void abort_job(int code, const char* message) {
+  if (pmix_up) {
+    // The launcher ends every rank and reports `code` as the job's exit status.
+    PMIx_Abort(code, message, nullptr, 0);
+  }
+  _exit(code);
+}
+
+void finalize() {
+  if (pmix_up) {
+    PMIx_Finalize(nullptr, 0);
+    pmix_up = false;
+  }
+}
+
+}  // namespace axon::rte
