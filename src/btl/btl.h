@@ -43,10 +43,20 @@ class Transport {
   virtual int send(int peer, int am_id, const void* header, size_t header_len,
                    const void* payload, size_t payload_len) = 0;
 
-  // Copies `len` bytes at `remote_addr` in the peer's address space into
-  // `local` (can_get transports only). Completes before returning.
-  virtual int get(int peer, void* local, uint64_t remote_addr, size_t len) {
-    (void)peer; (void)local; (void)remote_addr; (void)len;
+  // Makes `len` bytes at `addr` readable by `peer` through get(); returns the
+  // key the peer must pass to get() (0 when the transport needs none). The
+  // memory stays exposed until unexpose().
+  virtual uint64_t expose(int peer, const void* addr, size_t len) {
+    (void)peer; (void)addr; (void)len;
+    return 0;
+  }
+  virtual void unexpose(int peer, uint64_t key) { (void)peer; (void)key; }
+
+  // Copies `len` bytes at `remote_addr` in the peer's address space, exposed
+  // under `remote_key`, into `local` (can_get transports only). Completes
+  // before returning.
+  virtual int get(int peer, void* local, uint64_t remote_addr, uint64_t remote_key, size_t len) {
+    (void)peer; (void)local; (void)remote_addr; (void)remote_key; (void)len;
     return -3;  // kUnsupported
   }
 

@@ -23,6 +23,7 @@ struct Message {
   int am_id = 0;
   uint64_t sender_request = 0;
   uint64_t address = 0;           // rendezvous: data in the sender
+  uint64_t key = 0;               // rendezvous: the transport's key for it
   bool synchronous = false;
   std::vector<uint8_t> payload;   // eager: the data
 };

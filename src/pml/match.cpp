@@ -88,6 +88,7 @@ void match_or_keep(MatchQueues* q, int src_world, int am_id, const MatchHeader& 
     std::memcpy(&info, rest, sizeof info);
     m.sender_request = info.sender_request;
     m.address = info.address;
+    m.key = info.key;
     m.synchronous = info.synchronous;
     payload_len = 0;
   }

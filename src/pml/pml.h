@@ -68,6 +68,7 @@ struct Request {
   uint8_t state = 0;
   size_t offset = 0;            // fragments sent / received so far
   uint64_t remote_id = 0;       // the peer's request, for rendezvous replies
+  uint64_t exposed_key = 0;     // rendezvous send: our buffer's key at the transport
   int dest_world = -1;
   uint32_t seq = 0;
   size_t message_length = 0;    // recv by fragments: bytes the sender will send

@@ -55,10 +55,11 @@ int try_first_message(Request* r) {
       }
     }
   } else {
+    if (!r->exposed_key) r->exposed_key = t->expose(r->dest_world, send_data(r), r->length);
     struct {
       MatchHeader h;
       RtsInfo rts;
-    } hdr{h, {to_id(r), reinterpret_cast<uint64_t>(send_data(r)),
+    } hdr{h, {to_id(r), reinterpret_cast<uint64_t>(send_data(r)), r->exposed_key,
               static_cast<uint8_t>(r->mode == SendMode::Synchronous), {}}};
     rc = t->send(r->dest_world, kAmRts, &hdr, sizeof hdr, nullptr, 0);
     if (rc == kOk) r->state = kSendWaitFin;
@@ -116,7 +117,7 @@ void deliver(Request* r, Message& m, const void* payload, size_t payload_len) {
   }
   btl::Transport* t = btl::route(m.source_world);
   if (t->caps().can_get) {
-    if (n && t->get(m.source_world, recv_data(r), m.address, n) != kOk) r->error = MPI_ERR_OTHER;
+    if (n && t->get(m.source_world, recv_data(r), m.address, m.key, n) != kOk) r->error = MPI_ERR_OTHER;
     r->bytes = n;
     send_reply(m.source_world, kAmFin, m.sender_request, 0);
     finish_recv(r);
@@ -149,6 +150,13 @@ void on_reply(int am_id, const void* msg) {
   Request* r = from_id(info.sender_request);
   switch (am_id) {
     case kAmFin:
+      if (r->exposed_key) {
+        btl::route(r->dest_world)->unexpose(r->dest_world, r->exposed_key);
+        r->exposed_key = 0;
+      }
+      r->bytes = r->length;
+      request_complete(r);
+      break;
     case kAmSyncAck:
       r->bytes = r->length;
       request_complete(r);

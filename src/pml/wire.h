@@ -31,6 +31,7 @@ struct SyncInfo {
 struct RtsInfo {
   uint64_t sender_request;
   uint64_t address;  // of the data in the sender's address space
+  uint64_t key;      // the transport's key for reading it (Transport::expose)
   uint8_t synchronous;
   uint8_t pad[7];
 };

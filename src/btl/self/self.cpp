@@ -38,7 +38,7 @@ class SelfTransport final : public Transport {
     return kOk;
   }
 
-  int get(int, void* local, uint64_t remote_addr, size_t len) override {
+  int get(int, void* local, uint64_t remote_addr, uint64_t, size_t len) override {
     std::memcpy(local, reinterpret_cast<const void*>(remote_addr), len);
     return kOk;
   }

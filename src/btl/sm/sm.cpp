@@ -49,6 +49,11 @@ IntParam slots_param{"AXON_BTL_SM_SLOTS", 64,
                      "local ranks)"};
 BoolParam cma_param{"AXON_BTL_SM_CMA", true,
                     "Use single-copy process_vm_readv (CMA) for large messages between local ranks"};
+SizeParam cma_chunk_param{"AXON_BTL_SM_CMA_CHUNK", 128 * 1024,
+                          "Bytes per piece when sender and receiver copy a large message together"};
+BoolParam cma_help_param{"AXON_BTL_SM_CMA_SENDER_HELPS", true,
+                         "A waiting sender copies part of its large message into the receiver's "
+                         "buffer while the receiver copies the rest (two cores moving one message)"};
 
 constexpr uint64_t kSegmentMagic = 0x41584f4e534d3031ull;  // "AXONSM01"
 constexpr size_t kLine = 64;
@@ -66,6 +71,24 @@ struct alignas(kLine) SegmentHeader {
   std::atomic<uint32_t> attached;  // local peers that have mapped this segment
 };
 
+// One large message being copied by CMA. The sender arms it when it announces
+// the message; the receiver fills in its buffer and both sides take pieces
+// with fetch_add until none are left, so the copy runs on two cores while the
+// sender waits, and on the receiver's alone when the sender is busy elsewhere.
+struct alignas(kLine) CopyDescriptor {
+  std::atomic<uint32_t> state;      // kCopyFree, kCopyArmed (sender), kCopyJoined (receiver)
+  std::atomic<uint32_t> failed;     // the sender could not write a piece it took
+  uint64_t source_address;          // sender's buffer, in the sender's address space
+  uint64_t dest_address;            // receiver's buffer, in the receiver's address space
+  uint64_t length;                  // bytes to move
+  uint64_t chunk;                   // bytes per piece
+  int32_t receiver_pid;
+  std::atomic<uint64_t> next_piece;
+  std::atomic<uint64_t> bytes_done;
+};
+constexpr uint32_t kCopyFree = 0, kCopyArmed = 1, kCopyJoined = 2;
+constexpr int kCopyDescriptors = 32;
+
 struct alignas(kLine) RingControl {
   std::atomic<uint64_t> head;  // next slot the consumer will read
 };
@@ -81,6 +104,29 @@ static_assert(sizeof(SlotHeader) == 16);
 size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
 size_t ring_bytes(uint32_t nslots, uint32_t stride) { return sizeof(RingControl) + size_t(nslots) * stride; }
+
+size_t rings_offset() { return round_up(sizeof(SegmentHeader), kLine) + kCopyDescriptors * sizeof(CopyDescriptor); }
+
+CopyDescriptor* descriptors_of(void* segment) {
+  return reinterpret_cast<CopyDescriptor*>(static_cast<uint8_t*>(segment) + round_up(sizeof(SegmentHeader), kLine));
+}
+
+// Moves `len` bytes between this process and `pid`; `read` pulls from the
+// peer, otherwise pushes to it. Returns false on failure.
+bool cma_copy(pid_t pid, bool read, void* local, uint64_t remote, size_t len) {
+  auto* p = static_cast<uint8_t*>(local);
+  while (len > 0) {
+    iovec l{p, len};
+    iovec r{reinterpret_cast<void*>(remote), len};
+    ssize_t n = read ? process_vm_readv(pid, &l, 1, &r, 1, 0) : process_vm_writev(pid, &l, 1, &r, 1, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    remote += static_cast<uint64_t>(n);
+    len -= static_cast<size_t>(n);
+  }
+  return true;
+}
 
 struct Outbound {  // our ring inside a peer's segment
   RingControl* control = nullptr;
@@ -116,7 +162,7 @@ class SharedMemoryTransport final : public Transport {
     caps_.latency_ns = 200;
     caps_.bandwidth_mbs = 10000;
 
-    size_t size = round_up(sizeof(SegmentHeader), kLine) + job.local_size * ring_bytes(nslots_, stride_);
+    size_t size = rings_offset() + job.local_size * ring_bytes(nslots_, stride_);
     std::string name = job.shm_prefix + ".sm." + std::to_string(job.rank);
     if (int err = own_.create(name, size)) {
       log::error("cannot create shared-memory segment /dev/shm%s (%zu bytes): %s", name.c_str(), size,
@@ -144,11 +190,11 @@ class SharedMemoryTransport final : public Transport {
 
   int connect_peers() override {
     const rte::Job& job = rte::job();
-    peers_.resize(job.size);
     local_index_.assign(job.size, -1);
     for (int i = 0; i < job.local_size; ++i) local_index_[job.local_peers[i]] = i;
     segments_.resize(job.local_size);
     outbound_.resize(job.local_size);
+    pids_.assign(job.local_size, 0);
     bool cma_ok = cma_param.get();
     for (int i = 0; i < job.local_size; ++i) {
       int peer = job.local_peers[i];
@@ -169,12 +215,15 @@ class SharedMemoryTransport final : public Transport {
       out.slots = reinterpret_cast<uint8_t*>(out.control + 1);
       out.nslots = h->nslots;
       out.stride = h->slot_stride;
-      pids_.resize(job.local_size);
       pids_[i] = h->owner_pid;
       if (cma_ok && !cma_works(h)) cma_ok = false;
       h->attached.fetch_add(1, std::memory_order_acq_rel);
     }
     caps_.can_get = cma_ok;
+    // Helping needs process_vm_writev into each peer: probe it the same way.
+    sender_helps_ = cma_ok && cma_help_param.get();
+    chunk_ = std::max<uint64_t>(4096, static_cast<uint64_t>(cma_chunk_param.get()));
+    for (int i = kCopyDescriptors - 1; i >= 0; --i) free_descriptors_.push_back(i);
     log::debug(1, "sm: %d local ranks, %u slots of %u bytes per ring, single copy %s", job.local_size,
                nslots_, stride_, cma_ok ? "by CMA" : "off (copy through rings)");
     // Unlink our segment once every local peer has mapped it.
@@ -217,28 +266,85 @@ class SharedMemoryTransport final : public Transport {
     return kOk;
   }
 
-  int get(int peer, void* local, uint64_t remote_addr, size_t len) override {
-    pid_t pid = pids_[local_index_[peer]];
-    auto* dst = static_cast<uint8_t*>(local);
-    while (len > 0) {
-      iovec l{dst, len};
-      iovec r{reinterpret_cast<void*>(remote_addr), len};
-      ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
-      if (n < 0) {
-        if (errno == EINTR) continue;
+  uint64_t expose(int, const void* addr, size_t len) override {
+    if (!caps_.can_get || !sender_helps_ || free_descriptors_.empty()) return 0;
+    int index = free_descriptors_.back();
+    free_descriptors_.pop_back();
+    CopyDescriptor& d = descriptors_of(own_.base())[index];
+    d.source_address = reinterpret_cast<uint64_t>(addr);
+    d.length = len;
+    d.failed.store(0, std::memory_order_relaxed);
+    d.state.store(kCopyArmed, std::memory_order_release);
+    armed_.push_back(index);
+    return static_cast<uint64_t>(index) + 1;
+  }
+
+  void unexpose(int, uint64_t key) override {
+    if (!key) return;
+    int index = static_cast<int>(key - 1);
+    descriptors_of(own_.base())[index].state.store(kCopyFree, std::memory_order_release);
+    std::erase(armed_, index);
+    free_descriptors_.push_back(index);
+  }
+
+  int get(int peer, void* local, uint64_t remote_addr, uint64_t remote_key, size_t len) override {
+    int li = local_index_[peer];
+    pid_t pid = pids_[li];
+    if (remote_key == 0 || len < 2 * chunk_) {
+      if (cma_copy(pid, true, local, remote_addr, len)) return kOk;
+      log::error("process_vm_readv from rank %d failed: %s", peer, strerror(errno));
+      return kIoError;
+    }
+    CopyDescriptor& d = descriptors_of(segments_[li].base())[remote_key - 1];
+    d.dest_address = reinterpret_cast<uint64_t>(local);
+    d.length = len;
+    d.chunk = chunk_;
+    d.receiver_pid = getpid();
+    d.next_piece.store(0, std::memory_order_relaxed);
+    d.bytes_done.store(0, std::memory_order_relaxed);
+    d.state.store(kCopyJoined, std::memory_order_release);
+    uint64_t pieces = (len + chunk_ - 1) / chunk_;
+    for (uint64_t i; (i = d.next_piece.fetch_add(1, std::memory_order_acq_rel)) < pieces;) {
+      uint64_t off = i * chunk_;
+      size_t n = static_cast<size_t>(std::min<uint64_t>(chunk_, len - off));
+      if (!cma_copy(pid, true, static_cast<uint8_t*>(local) + off, remote_addr + off, n)) {
         log::error("process_vm_readv from rank %d failed: %s", peer, strerror(errno));
         return kIoError;
       }
-      if (n == 0) return kIoError;
-      dst += n;
-      remote_addr += static_cast<uint64_t>(n);
-      len -= static_cast<size_t>(n);
+      d.bytes_done.fetch_add(n, std::memory_order_acq_rel);
+    }
+    // The sender may still be writing its last piece.
+    while (d.bytes_done.load(std::memory_order_acquire) < len) {
+      if (d.failed.load(std::memory_order_acquire)) return kIoError;
+      cpu_relax();
     }
     return kOk;
   }
 
+  // Sender side: copy pieces of our armed messages that a receiver has joined.
+  int help_copies() {
+    int helped = 0;
+    for (int index : armed_) {
+      CopyDescriptor& d = descriptors_of(own_.base())[index];
+      if (d.state.load(std::memory_order_acquire) != kCopyJoined) continue;
+      uint64_t len = d.length, chunk = d.chunk, pieces = (len + chunk - 1) / chunk;
+      for (uint64_t i; (i = d.next_piece.fetch_add(1, std::memory_order_acq_rel)) < pieces;) {
+        uint64_t off = i * chunk;
+        size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, len - off));
+        if (!cma_copy(d.receiver_pid, false, reinterpret_cast<uint8_t*>(d.source_address + off),
+                      d.dest_address + off, n)) {
+          d.failed.store(1, std::memory_order_release);
+          break;
+        }
+        d.bytes_done.fetch_add(n, std::memory_order_acq_rel);
+        ++helped;
+      }
+    }
+    return helped;
+  }
+
   int progress() override {
-    int handled = 0;
+    int handled = armed_.empty() ? 0 : help_copies();
     for (Inbound& in : inbound_) {
       if (in.world_rank == rte::job().rank) continue;
       // Bounded per ring so one busy sender cannot starve the others.
@@ -256,7 +362,7 @@ class SharedMemoryTransport final : public Transport {
 
  private:
   static RingControl* ring_in(void* segment, int index, uint32_t nslots, uint32_t stride) {
-    auto* base = static_cast<uint8_t*>(segment) + round_up(sizeof(SegmentHeader), kLine);
+    auto* base = static_cast<uint8_t*>(segment) + rings_offset();
     return reinterpret_cast<RingControl*>(base + size_t(index) * ring_bytes(nslots, stride));
   }
 
@@ -265,6 +371,9 @@ class SharedMemoryTransport final : public Transport {
     iovec l{&value, sizeof value};
     iovec r{reinterpret_cast<void*>(h->cma_probe_addr), sizeof value};
     ssize_t n = process_vm_readv(h->owner_pid, &l, 1, &r, 1, 0);
+    // Writing the same value back proves the other direction (a helping sender
+    // writes into its receiver).
+    if (n == sizeof value && value == kCmaProbeValue) n = process_vm_writev(h->owner_pid, &l, 1, &r, 1, 0);
     if (n != sizeof value || value != kCmaProbeValue) {
       log::debug(1, "sm: process_vm_readv not permitted (%s); large messages will be copied twice",
                  n < 0 ? strerror(errno) : "short read");
@@ -274,6 +383,10 @@ class SharedMemoryTransport final : public Transport {
   }
 
   Caps caps_;
+  bool sender_helps_ = false;
+  uint64_t chunk_ = 128 * 1024;
+  std::vector<int> free_descriptors_;  // our copy descriptors not in use
+  std::vector<int> armed_;             // ours announced to a receiver
   uint32_t nslots_ = 0;
   uint32_t stride_ = 0;
   SharedSegment own_;
@@ -282,7 +395,6 @@ class SharedMemoryTransport final : public Transport {
   std::vector<Inbound> inbound_;         // by local index
   std::vector<pid_t> pids_;              // by local index
   std::vector<int> local_index_;         // world rank -> local index, -1 if remote
-  std::vector<int> peers_;
 };
 
 }  // namespace

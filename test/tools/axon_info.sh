@@ -1,0 +1,10 @@
+#!/bin/bash
+# axon_info: the summary names the MPI and ABI versions; bad options fail.
+set -u
+info="$AXON_BUILDDIR/src/tools/axon_info"
+out=$("$info") || { echo "axon_info exited $?"; exit 1; }
+grep -q "MPI standard: *5.0" <<<"$out" || { echo "no MPI 5.0 in: $out"; exit 1; }
+grep -q "MPI ABI: *1.0" <<<"$out" || { echo "no ABI 1.0 in: $out"; exit 1; }
+"$info" --no-such-option >/dev/null 2>&1 && { echo "unknown option accepted"; exit 1; }
+"$info" --version | grep -q "Axon MPI" || { echo "--version does not say Axon MPI"; exit 1; }
+exit 0
