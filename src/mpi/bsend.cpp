@@ -111,7 +111,7 @@ AXON_API(int, MPI_Buffer_detach, (void* buffer_addr, int* size)) {
 
 AXON_API(int, MPI_Bsend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)) {
   AXON_COMM_OR_RAISE(c, comm, "MPI_Bsend");
-  Datatype* type;
+  Datatype* type = nullptr;
   AXON_TRY(c, "MPI_Bsend", validate_send(c, buf, count, datatype, dest, tag, &type));
   AXON_TRY(c, "MPI_Bsend", buffered_send(buf, count, type, dest, tag, c));
   return MPI_SUCCESS;
@@ -121,7 +121,7 @@ AXON_API(int, MPI_Ibsend, (const void* buf, int count, MPI_Datatype datatype, in
                            MPI_Request* request)) {
   AXON_COMM_OR_RAISE(c, comm, "MPI_Ibsend");
   if (!request) return raise(c, MPI_ERR_REQUEST, "MPI_Ibsend", "request is NULL");
-  Datatype* type;
+  Datatype* type = nullptr;
   AXON_TRY(c, "MPI_Ibsend", validate_send(c, buf, count, datatype, dest, tag, &type));
   AXON_TRY(c, "MPI_Ibsend", buffered_send(buf, count, type, dest, tag, c));
   // The data is in the attached buffer: the user's request is complete at once.

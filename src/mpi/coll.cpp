@@ -38,7 +38,7 @@ AXON_API(int, MPI_Barrier, (MPI_Comm comm)) {
 
 AXON_API(int, MPI_Bcast, (void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)) {
   AXON_COMM_OR_RAISE(c, comm, "MPI_Bcast");
-  Datatype* type;
+  Datatype* type = nullptr;
   AXON_TRY(c, "MPI_Bcast", check_count(count));
   AXON_TRY(c, "MPI_Bcast", check_datatype(datatype, &type));
   AXON_TRY(c, "MPI_Bcast", check_buffer(buffer, count, type));
@@ -52,8 +52,8 @@ AXON_API(int, MPI_Reduce, (const void* sendbuf, void* recvbuf, int count, MPI_Da
   AXON_COMM_OR_RAISE(c, comm, "MPI_Reduce");
   AXON_TRY(c, "MPI_Reduce", check_root(c, root));
   bool is_root = c->rank() == root;
-  Datatype* type;
-  Op* o;
+  Datatype* type = nullptr;
+  Op* o = nullptr;
   // MPI_IN_PLACE is valid only at the root; elsewhere recvbuf is not significant.
   if (!is_root && sendbuf == MPI_IN_PLACE) return raise(c, MPI_ERR_BUFFER, "MPI_Reduce", "MPI_IN_PLACE at a non-root rank");
   AXON_TRY(c, "MPI_Reduce", check_reduction(sendbuf, recvbuf, is_root, count, datatype, op, &type, &o));
@@ -65,8 +65,8 @@ AXON_API(int, MPI_Reduce, (const void* sendbuf, void* recvbuf, int count, MPI_Da
 AXON_API(int, MPI_Allreduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                               MPI_Comm comm)) {
   AXON_COMM_OR_RAISE(c, comm, "MPI_Allreduce");
-  Datatype* type;
-  Op* o;
+  Datatype* type = nullptr;
+  Op* o = nullptr;
   AXON_TRY(c, "MPI_Allreduce", check_reduction(sendbuf, recvbuf, true, count, datatype, op, &type, &o));
   const void* in = sendbuf == MPI_IN_PLACE ? nullptr : sendbuf;
   AXON_TRY(c, "MPI_Allreduce", coll::allreduce(in, recvbuf, count, type, o, &c->coll));
@@ -101,8 +101,8 @@ AXON_API(int, MPI_Op_commutative, (MPI_Op op, int* commute)) {
 }
 
 AXON_API(int, MPI_Reduce_local, (const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)) {
-  Datatype* type;
-  Op* o;
+  Datatype* type = nullptr;
+  Op* o = nullptr;
   int rc = check_reduction(inbuf, inoutbuf, true, count, datatype, op, &type, &o);
   if (inbuf == MPI_IN_PLACE) rc = MPI_ERR_BUFFER;
   if (rc != MPI_SUCCESS) return raise_self(rc, "MPI_Reduce_local");

@@ -33,7 +33,7 @@ namespace {
 int blocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                   MPI_Comm comm, pml::SendMode mode) {
   AXON_COMM_OR_RAISE(c, comm, fn);
-  Datatype* type;
+  Datatype* type = nullptr;
   AXON_TRY(c, fn, validate_send(c, buf, count, datatype, dest, tag, &type));
   AXON_TRY(c, fn, pml::send(buf, count, type, dest, tag, &c->p2p, mode));
   return MPI_SUCCESS;
@@ -43,7 +43,7 @@ int nonblocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datat
                      int tag, MPI_Comm comm, pml::SendMode mode, MPI_Request* request) {
   AXON_COMM_OR_RAISE(c, comm, fn);
   if (!request) return raise(c, MPI_ERR_REQUEST, fn, "request is NULL");
-  Datatype* type;
+  Datatype* type = nullptr;
   AXON_TRY(c, fn, validate_send(c, buf, count, datatype, dest, tag, &type));
   pml::Request* r = nullptr;
   AXON_TRY(c, fn, pml::isend(buf, count, type, dest, tag, &c->p2p, mode, &r));
@@ -89,7 +89,7 @@ AXON_API(int, MPI_Irsend, (const void* buf, int count, MPI_Datatype datatype, in
 AXON_API(int, MPI_Recv, (void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                          MPI_Status* status)) {
   AXON_COMM_OR_RAISE(c, comm, "MPI_Recv");
-  Datatype* type;
+  Datatype* type = nullptr;
   AXON_TRY(c, "MPI_Recv", validate_recv(c, buf, count, datatype, source, tag, &type));
   pml::Request r;
   int rc = pml::recv(buf, count, type, source, tag, &c->p2p, &r);
@@ -102,7 +102,7 @@ AXON_API(int, MPI_Irecv, (void* buf, int count, MPI_Datatype datatype, int sourc
                           MPI_Request* request)) {
   AXON_COMM_OR_RAISE(c, comm, "MPI_Irecv");
   if (!request) return raise(c, MPI_ERR_REQUEST, "MPI_Irecv", "request is NULL");
-  Datatype* type;
+  Datatype* type = nullptr;
   AXON_TRY(c, "MPI_Irecv", validate_recv(c, buf, count, datatype, source, tag, &type));
   pml::Request* r = nullptr;
   AXON_TRY(c, "MPI_Irecv", pml::irecv(buf, count, type, source, tag, &c->p2p, &r));
@@ -116,7 +116,7 @@ AXON_API(int, MPI_Sendrecv, (const void* sendbuf, int sendcount, MPI_Datatype se
                              MPI_Comm comm, MPI_Status* status)) {
   const char* fn = "MPI_Sendrecv";
   AXON_COMM_OR_RAISE(c, comm, fn);
-  Datatype *stype, *rtype;
+  Datatype *stype = nullptr, *rtype = nullptr;
   AXON_TRY(c, fn, validate_send(c, sendbuf, sendcount, sendtype, dest, sendtag, &stype));
   AXON_TRY(c, fn, validate_recv(c, recvbuf, recvcount, recvtype, source, recvtag, &rtype));
   pml::Request* s = nullptr;
@@ -138,7 +138,7 @@ AXON_API(int, MPI_Sendrecv_replace, (void* buf, int count, MPI_Datatype datatype
                                      int source, int recvtag, MPI_Comm comm, MPI_Status* status)) {
   const char* fn = "MPI_Sendrecv_replace";
   AXON_COMM_OR_RAISE(c, comm, fn);
-  Datatype* type;
+  Datatype* type = nullptr;
   AXON_TRY(c, fn, validate_send(c, buf, count, datatype, dest, sendtag, &type));
   AXON_TRY(c, fn, validate_recv(c, buf, count, datatype, source, recvtag, &type));
   // The outgoing data is packed aside so the receive can overwrite the buffer.
@@ -257,7 +257,7 @@ int matched_receive(const char* fn, void* buf, MPI_Count count, MPI_Datatype dat
                     pml::Request** out) {
   if (!message) return raise_self(MPI_ERR_ARG, fn, "message is NULL");
   if (*message == MPI_MESSAGE_NULL) return raise_self(MPI_ERR_REQUEST, fn, "MPI_MESSAGE_NULL");
-  Datatype* type;
+  Datatype* type = nullptr;
   int rc;
   if ((rc = check_count(count)) || (rc = check_datatype(datatype, &type)) || (rc = check_buffer(buf, count, type)))
     return raise_self(rc, fn);

@@ -54,26 +54,33 @@ MPI_Status* status_at(MPI_Status* statuses, int i) {
   return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
 }
 
-// Retires every completed active request of the array; records errors in the
-// statuses. Returns MPI_ERR_IN_STATUS when one failed.
+// The multiple-completion calls write the statuses' MPI_ERROR fields if and
+// only if one operation failed, and then return MPI_ERR_IN_STATUS (MPI-4.1
+// 3.2.5); otherwise the fields are left as they were.
+int record_errors(const std::vector<int>& errors, MPI_Status* statuses) {
+  bool failed = false;
+  for (int e : errors) failed |= e != MPI_SUCCESS;
+  if (!failed) return MPI_SUCCESS;
+  if (statuses != MPI_STATUSES_IGNORE)
+    for (size_t i = 0; i < errors.size(); ++i) statuses[i].MPI_ERROR = errors[i];
+  return MPI_ERR_IN_STATUS;
+}
+
+// Retires every completed active request of the array.
 int retire_completed(int count, MPI_Request* requests, MPI_Status* statuses, int* outcount, int* indices,
                      Comm** failed_comm) {
-  int rc = MPI_SUCCESS;
+  std::vector<int> errors;
   int n = 0;
   for (int i = 0; i < count; ++i) {
     if (is_inactive(requests[i]) || !is_complete(requests[i])) continue;
     Comm* c = comm_of(request_of(requests[i]));
-    MPI_Status* s = status_at(statuses, n);
-    int err = retire(&requests[i], s);
-    if (s) s->MPI_ERROR = err;
-    if (err != MPI_SUCCESS) {
-      rc = MPI_ERR_IN_STATUS;
-      *failed_comm = c;
-    }
+    int err = retire(&requests[i], status_at(statuses, n));
+    if (err != MPI_SUCCESS) *failed_comm = c;
+    errors.push_back(err);
     indices[n++] = i;
   }
   *outcount = n;
-  return rc;
+  return record_errors(errors, statuses);
 }
 
 }  // namespace
@@ -118,7 +125,7 @@ AXON_API(int, MPI_Waitall, (int count, MPI_Request requests[], MPI_Status status
   if (int rc = check_array(count, requests, "MPI_Waitall")) return rc;
   for (int i = 0; i < count; ++i)
     if (!is_inactive(requests[i])) pml::wait(request_of(requests[i]));
-  int rc = MPI_SUCCESS;
+  std::vector<int> errors(count, MPI_SUCCESS);
   Comm* failed = nullptr;
   for (int i = 0; i < count; ++i) {
     MPI_Status* s = status_at(statuses, i);
@@ -127,13 +134,10 @@ AXON_API(int, MPI_Waitall, (int count, MPI_Request requests[], MPI_Status status
       continue;
     }
     Comm* c = comm_of(request_of(requests[i]));
-    int err = retire(&requests[i], s);
-    if (s) s->MPI_ERROR = err;
-    if (err != MPI_SUCCESS) {
-      rc = MPI_ERR_IN_STATUS;
-      failed = c;
-    }
+    errors[i] = retire(&requests[i], s);
+    if (errors[i] != MPI_SUCCESS) failed = c;
   }
+  int rc = record_errors(errors, statuses);
   return rc == MPI_SUCCESS ? rc : raise(failed, rc, "MPI_Waitall");
 }
 
@@ -289,7 +293,7 @@ AXON_API(int, MPI_Test_cancelled, (const MPI_Status* status, int* flag)) {
 namespace {
 int count_of(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count, const char* fn) {
   if (!status || !count) return raise_self(MPI_ERR_ARG, fn, "NULL argument");
-  Datatype* type;
+  Datatype* type = nullptr;
   if (check_datatype(datatype, &type)) return raise_self(MPI_ERR_TYPE, fn, "invalid datatype");
   size_t bytes = status_bytes(status);
   if (type->size == 0) *count = 0;
@@ -300,7 +304,7 @@ int count_of(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count, 
 
 int elements_of(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count, const char* fn) {
   if (!status || !count) return raise_self(MPI_ERR_ARG, fn, "NULL argument");
-  Datatype* type;
+  Datatype* type = nullptr;
   if (check_datatype(datatype, &type)) return raise_self(MPI_ERR_TYPE, fn, "invalid datatype");
   size_t bytes = status_bytes(status);
   if (type->size == 0) {
@@ -373,7 +377,7 @@ int persistent(const char* fn, const void* buf, int count, MPI_Datatype datatype
                MPI_Request* request, bool is_send, pml::SendMode mode) {
   AXON_COMM_OR_RAISE(c, comm, fn);
   if (!request) return raise(c, MPI_ERR_REQUEST, fn, "request is NULL");
-  Datatype* type;
+  Datatype* type = nullptr;
   if (is_send)
     AXON_TRY(c, fn, validate_send(c, buf, count, datatype, peer, tag, &type));
   else

@@ -58,6 +58,10 @@ void deliver(Request* recv, Message& m, const void* eager_payload, size_t payloa
 void send_reply(int dest_world, int am_id, uint64_t sender_request, uint64_t receiver_request);
 // Retries queued sends, fragments and replies; returns how many went out.
 int retry_pending();
+// The blocking-send fast path: a standard-mode eager message goes out with
+// no request at all. kAgain when it cannot (too large, queue full, earlier
+// sends to that peer still queued); nothing was consumed then.
+int send_immediate(const void* buf, size_t len, int dest, int tag, Context* ctx);
 // Starts an initialized send request (assigns its sequence number).
 int start_send(Request* r);
 int start_recv(Request* r);

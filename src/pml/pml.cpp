@@ -210,6 +210,12 @@ int irecv(void* buf, MPI_Count count, const Datatype* type, int source, int tag,
 int send(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Context* ctx,
          SendMode mode) {
   if (dest == kProcNull) return MPI_SUCCESS;
+  if (mode != SendMode::Synchronous && type->contiguous) {
+    size_t bytes = 0;
+    if (!bytes_for_count(*type, count, &bytes)) return MPI_ERR_COUNT;
+    Guard guard;
+    if (send_immediate(buf, bytes, dest, tag, ctx) == kOk) return MPI_SUCCESS;
+  }
   Request* r = nullptr;
   int rc = isend(buf, count, type, dest, tag, ctx, mode, &r);
   if (rc != MPI_SUCCESS) return rc;

@@ -181,6 +181,17 @@ void send_reply(int dest_world, int am_id, uint64_t sender_request, uint64_t rec
   queued_replies.push_back(reply);
 }
 
+int send_immediate(const void* buf, size_t len, int dest, int tag, Context* ctx) {
+  int dest_world = ctx->world_of[dest];
+  if (size_t(dest_world) < queued_to.size() && queued_to[dest_world] > 0) return kAgain;
+  btl::Transport* t = btl::route(dest_world);
+  if (len > t->caps().eager_limit) return kAgain;
+  MatchHeader h{ctx->id, ctx->rank, tag, ctx->next_seq[dest], len};
+  int rc = t->send(dest_world, kAmEager, &h, sizeof h, buf, len);
+  if (rc == kOk) ++ctx->next_seq[dest];
+  return rc;
+}
+
 int start_send(Request* r) {
   Context* ctx = r->ctx;
   r->dest_world = ctx->world_of[r->peer];
@@ -222,12 +233,22 @@ int retry_pending() {
     for (size_t n = queued_sends.size(); n > 0; --n) {
       Request* r = queued_sends.front();
       queued_sends.pop_front();
-      if (blocked_in_pass[r->dest_world] == pass || try_first_message(r) == kAgain) {
-        blocked_in_pass[r->dest_world] = pass;
+      int dest = r->dest_world;  // r may be released once its message is out
+      if (blocked_in_pass[dest] == pass) {
         queued_sends.push_back(r);
         continue;
       }
-      --queued_to[r->dest_world];
+      int rc = try_first_message(r);
+      if (rc == kAgain) {
+        blocked_in_pass[dest] = pass;
+        queued_sends.push_back(r);
+        continue;
+      }
+      if (rc != kOk) {
+        r->error = MPI_ERR_OTHER;
+        request_complete(r);
+      }
+      --queued_to[dest];
       ++done;
     }
   }

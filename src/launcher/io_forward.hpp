@@ -1,0 +1,70 @@
+// io_forward.hpp -- the ranks' stdout/stderr to mpirun's, mpirun's stdin to rank 0.
+#pragma once
+
+#include "launcher/unique_fd.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace axon::launcher {
+
+// Writes all of `data` to `fd`, waiting when it is non-blocking and full.
+// Returns false when the reader is gone (EPIPE) or on another error.
+bool write_fully(int fd, const char *data, size_t size);
+
+// One output stream of one rank (its stdout or its stderr).
+class OutputStream {
+public:
+    OutputStream(UniqueFd source, int destination, uint32_t rank, bool is_stderr)
+        : source_(std::move(source)), destination_(destination), rank_(rank), is_stderr_(is_stderr) {}
+
+    int fd() const { return source_.get(); }
+    bool open() const { return static_cast<bool>(source_); }
+
+    // Reads what is available and writes it out. With `tag_prefix_job` > 0
+    // each complete line goes out as one write with its "[job,rank]<stdout>: "
+    // tag, so lines of different ranks never mix; a partial line waits for its
+    // newline (or for EOF). Untagged output passes through as it comes.
+    // Closes the stream at EOF.
+    void forward(int tag_job);
+
+private:
+    void emit_lines(int tag_job, bool at_eof);
+
+    UniqueFd source_;
+    int destination_;
+    uint32_t rank_;
+    bool is_stderr_;
+    std::string pending_;  // tagged mode: an incomplete last line
+};
+
+// Copies mpirun's stdin to rank 0's stdin pipe, with back-pressure: stdin is
+// read only when the previous chunk has been delivered.
+class StdinForwarder {
+public:
+    // `source` is mpirun's stdin (not owned); `sink` the write end of rank 0's pipe.
+    StdinForwarder(int source, UniqueFd sink);
+
+    bool wants_input() const { return active_ && buffer_.empty() && !source_eof_; }
+    bool wants_output() const { return active_ && !buffer_.empty(); }
+    int source() const { return source_; }
+    int sink() const { return sink_.get(); }
+
+    void on_input();   // stdin readable
+    void on_output();  // rank 0's pipe writable
+    void stop();       // rank 0 is gone: close its pipe, stop reading stdin
+
+private:
+    int source_;
+    UniqueFd sink_;
+    std::string buffer_;
+    bool source_eof_ = false;
+    bool active_ = true;
+};
+
+// Whether mpirun should read its stdin at all: not when it is a terminal that
+// belongs to another (foreground) process group, where reading would stop
+// mpirun with SIGTTIN.
+bool stdin_is_forwardable();
+
+}  // namespace axon::launcher

@@ -1,0 +1,319 @@
+// job_supervisor.cpp -- the launch and the event loop of one job.
+//
+// One thread does everything here; libpmix's thread only records facts the
+// loop reads (PmixHost). The loop waits in poll() on: the signalfd (SIGCHLD
+// and the signals mpirun forwards), the PMIx abort wakeup, the ranks' output
+// pipes and stdin; deadlines (timeout, kill grace, finalize grace, output
+// drain) bound each wait.
+#include "launcher/job_supervisor.hpp"
+
+#include <hwloc/glibc-sched.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace axon::launcher {
+namespace {
+
+constexpr auto kill_grace = std::chrono::seconds(3);      // SIGTERM -> SIGKILL
+constexpr auto finalize_grace = std::chrono::seconds(2);  // rank left without finalize
+constexpr auto drain_after_exit = std::chrono::seconds(2);  // output of exited ranks
+
+int exit_status_of_exec_failure(int failure) { return failure == ENOENT ? 127 : 126; }
+
+}  // namespace
+
+JobSupervisor::JobSupervisor(PmixHost &host, const JobMap &map, const Topology &topology, int signal_fd)
+    : host_(host), map_(map), topology_(topology), signal_fd_(signal_fd) {}
+
+void JobSupervisor::launch(const LaunchPlan &plan) {
+    program_ = plan.argv.empty() ? plan.executable : plan.argv.front();
+    tag_job_ = plan.tag_output ? 1 : 0;  // like Open MPI: the first job of this mpirun is 1
+    timeout_seconds_ = plan.timeout_seconds;
+    if (plan.timeout_seconds > 0) job_deadline_ = Clock::now() + std::chrono::seconds(plan.timeout_seconds);
+
+    UniqueFd dev_null(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    UniqueFd rank0_stdin;
+    if (plan.forward_stdin) {
+        int fds[2];
+        if (pipe2(fds, O_CLOEXEC) == 0) {
+            rank0_stdin.reset(fds[0]);
+            stdin_ = std::make_unique<StdinForwarder>(STDIN_FILENO, UniqueFd(fds[1]));
+        }
+    }
+
+    const uint32_t local_size = static_cast<uint32_t>(map_.local_node().ranks.size());
+    ranks_.reserve(local_size);
+    for (uint32_t rank : map_.local_node().ranks) {
+        const RankPlan &placement = map_.ranks[rank];
+        SpawnRequest request;
+        request.executable = plan.executable;
+        request.argv = plan.argv;
+        request.env = plan.base_env;
+        request.signal_mask = plan.rank_signal_mask;
+        request.open_files_limit = plan.rank_open_files_limit;
+        request.stdin_fd = (rank == 0 && rank0_stdin) ? rank0_stdin.get() : dev_null.get();
+
+        std::string error;
+        if (!host_.prepare_rank(rank, request.env, error)) {
+            std::fprintf(stderr, "mpirun: cannot prepare rank %u: %s; ending the job\n", rank, error.c_str());
+            end_job(1);
+            return;
+        }
+        // Hydra's names; programs such as OSU's benchmarks read them to pick a GPU.
+        env_set(request.env, "MPI_LOCALRANKID", std::to_string(placement.local_rank));
+        env_set(request.env, "MPI_LOCALNRANKS", std::to_string(local_size));
+
+        cpu_set_t affinity;
+        if (map_.bound) {
+            CPU_ZERO(&affinity);
+            hwloc_cpuset_to_glibc_sched_affinity(topology_.get(), placement.cpuset.get(), &affinity,
+                                                 sizeof affinity);
+            request.affinity = &affinity;
+        }
+
+        Rank entry;
+        entry.rank = rank;
+        if (!spawn_rank(request, entry.process, error)) {
+            std::fprintf(stderr, "mpirun: cannot start rank %u: %s; ending the job\n", rank, error.c_str());
+            end_job(1);
+            return;
+        }
+        entry.running = true;
+        entry.out = std::make_unique<OutputStream>(std::move(entry.process.stdout_pipe), STDOUT_FILENO, rank, false);
+        entry.err = std::make_unique<OutputStream>(std::move(entry.process.stderr_pipe), STDERR_FILENO, rank, true);
+        ranks_.push_back(std::move(entry));
+    }
+}
+
+void JobSupervisor::signal_running(int signo) {
+    for (const auto &rank : ranks_) {
+        if (!rank.running) continue;
+        if (kill(-rank.process.pid, signo) != 0) kill(rank.process.pid, signo);
+    }
+}
+
+// Every rank's process group, exited or not: catches what the ranks forked.
+// Only used once every rank is reaped after a failed job, seconds after their
+// exits, so a group id cannot have been reused yet.
+void JobSupervisor::kill_all_groups() {
+    for (const auto &rank : ranks_) kill(-rank.process.pid, SIGKILL);
+}
+
+void JobSupervisor::end_job(int exit_status) {
+    if (ending_) return;
+    ending_ = true;
+    exit_status_ = exit_status;
+    finalize_grace_deadline_.reset();
+    signal_running(SIGTERM);
+    kill_deadline_ = Clock::now() + kill_grace;
+}
+
+void JobSupervisor::on_signal(int signo) {
+    if (signo == SIGUSR1 || signo == SIGUSR2) {  // passed on, the job goes on
+        signal_running(signo);
+        return;
+    }
+    if (signalled_) {
+        std::fprintf(stderr, "mpirun: received signal %d (%s) again; killing the ranks\n", signo, strsignal(signo));
+        signal_running(SIGKILL);
+        killed_ = true;
+        return;
+    }
+    signalled_ = true;
+    std::fprintf(stderr, "mpirun: received signal %d (%s); forwarding it to the ranks and ending the job\n", signo,
+                 strsignal(signo));
+    if (!ending_) {
+        end_job(128 + signo);
+    }
+    signal_running(signo);
+}
+
+void JobSupervisor::on_abort(const AbortRequest &request) {
+    if (ending_) return;
+    pid_t pid = -1;
+    for (const auto &rank : ranks_) {
+        if (rank.rank == request.rank) pid = rank.process.pid;
+    }
+    int status = request.status & 0xff;
+    std::fprintf(stderr, "mpirun: rank %u (pid %d) called MPI_Abort with status %d%s%s; ending the job\n",
+                 request.rank, static_cast<int>(pid), request.status, request.message.empty() ? "" : ": ",
+                 request.message.c_str());
+    end_job(status != 0 ? status : 1);  // an aborted job never reports success
+}
+
+void JobSupervisor::on_exit(Rank &rank, int wait_status) {
+    rank.running = false;
+    if (rank.rank == 0 && stdin_) stdin_->stop();
+    const int pid = static_cast<int>(rank.process.pid);
+
+    if (int failure = exec_failure(rank.process); failure != 0) {
+        if (!ending_) {
+            std::fprintf(stderr, "mpirun: cannot run '%s' (rank %u): %s; ending the job\n", program_.c_str(),
+                         rank.rank, std::strerror(failure));
+            end_job(exit_status_of_exec_failure(failure));
+        }
+        return;
+    }
+    if (ending_) return;  // ended by mpirun, or going down with the job
+
+    if (WIFSIGNALED(wait_status)) {
+        int signo = WTERMSIG(wait_status);
+        std::fprintf(stderr, "mpirun: rank %u (pid %d) was killed by signal %d (%s); ending the job\n", rank.rank,
+                     pid, signo, strsignal(signo));
+        end_job(128 + signo);
+    } else if (int code = WEXITSTATUS(wait_status); code != 0) {
+        std::fprintf(stderr, "mpirun: rank %u (pid %d) exited with status %d; ending the job\n", rank.rank, pid,
+                     code);
+        end_job(code);
+    } else if (host_.connected(rank.rank) && !host_.finalized(rank.rank)) {
+        // Legal for some programs (OSU's osu_latency_mt): fine if the others
+        // finish soon, a hang otherwise.
+        unfinalized_.push_back(rank.rank);
+        if (any_running() && !finalize_grace_deadline_) finalize_grace_deadline_ = Clock::now() + finalize_grace;
+    }
+}
+
+void JobSupervisor::check_deadlines(Clock::time_point now) {
+    if (job_deadline_ && now >= *job_deadline_) {
+        job_deadline_.reset();
+        if (!ending_) {
+            std::fprintf(stderr, "mpirun: the job ran longer than --timeout %d s; ending it\n", timeout_seconds_);
+            end_job(124);
+        }
+    }
+    if (finalize_grace_deadline_ && now >= *finalize_grace_deadline_) {
+        finalize_grace_deadline_.reset();
+        if (!ending_ && any_running() && !unfinalized_.empty()) {
+            uint32_t first = unfinalized_.front();
+            int pid = -1;
+            for (const auto &rank : ranks_) {
+                if (rank.rank == first) pid = static_cast<int>(rank.process.pid);
+            }
+            std::fprintf(stderr,
+                         "mpirun: rank %u (pid %d) exited without calling MPI_Finalize while other ranks kept "
+                         "running; ending the job\n",
+                         first, pid);
+            end_job(1);
+        }
+    }
+    if (kill_deadline_ && now >= *kill_deadline_) {
+        kill_deadline_.reset();
+        if (!killed_) {
+            signal_running(SIGKILL);
+            killed_ = true;
+        }
+    }
+}
+
+bool JobSupervisor::any_running() const {
+    return std::any_of(ranks_.begin(), ranks_.end(), [](const Rank &rank) { return rank.running; });
+}
+
+bool JobSupervisor::streams_open() const {
+    return std::any_of(ranks_.begin(), ranks_.end(),
+                       [](const Rank &rank) { return rank.out->open() || rank.err->open(); });
+}
+
+int JobSupervisor::poll_timeout_ms(Clock::time_point now) const {
+    std::optional<Clock::time_point> next;
+    for (const auto &deadline : {job_deadline_, kill_deadline_, finalize_grace_deadline_, drain_deadline_}) {
+        if (deadline && (!next || *deadline < *next)) next = deadline;
+    }
+    if (!next) return -1;
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(*next - now).count() + 1;
+    return static_cast<int>(std::clamp<long long>(wait, 0, 60'000));
+}
+
+void JobSupervisor::read_signals() {
+    signalfd_siginfo info;
+    while (read(signal_fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+        if (info.ssi_signo != SIGCHLD) on_signal(static_cast<int>(info.ssi_signo));
+    }
+}
+
+int JobSupervisor::run() {
+    std::vector<pollfd> fds;
+    std::vector<OutputStream *> polled_streams;
+    while (true) {
+        if (!any_running()) {
+            if (!drain_deadline_) {
+                // Whatever the ranks forked may still hold their pipes; after a
+                // failure it is killed, after success it gets a moment to finish.
+                if (ending_) kill_all_groups();
+                drain_deadline_ = Clock::now() + (ending_ ? std::chrono::milliseconds(500) : drain_after_exit);
+            }
+            if (!streams_open() || Clock::now() >= *drain_deadline_) break;
+        }
+
+        fds.clear();
+        polled_streams.clear();
+        fds.push_back({signal_fd_, POLLIN, 0});
+        fds.push_back({host_.wakeup_fd(), POLLIN, 0});
+        int stdin_slot = -1, sink_slot = -1;
+        if (stdin_ && stdin_->wants_input()) {
+            stdin_slot = static_cast<int>(fds.size());
+            fds.push_back({stdin_->source(), POLLIN, 0});
+        }
+        if (stdin_ && stdin_->wants_output()) {
+            sink_slot = static_cast<int>(fds.size());
+            fds.push_back({stdin_->sink(), POLLOUT, 0});
+        }
+        const size_t first_stream = fds.size();
+        for (auto &rank : ranks_) {
+            for (OutputStream *stream : {rank.out.get(), rank.err.get()}) {
+                if (!stream->open()) continue;
+                fds.push_back({stream->fd(), POLLIN, 0});
+                polled_streams.push_back(stream);
+            }
+        }
+
+        int ready = poll(fds.data(), fds.size(), poll_timeout_ms(Clock::now()));
+        if (ready < 0 && errno != EINTR) {
+            std::fprintf(stderr, "mpirun: poll: %s\n", std::strerror(errno));
+            end_job(1);
+            usleep(10000);  // the kill deadline still runs; do not spin meanwhile
+        }
+
+        // Output first, so a rank's last words come before mpirun's report on it.
+        for (size_t i = 0; i < polled_streams.size(); ++i) {
+            if (fds[first_stream + i].revents) polled_streams[i]->forward(tag_job_);
+        }
+        if (stdin_slot >= 0 && fds[stdin_slot].revents) stdin_->on_input();
+        if (sink_slot >= 0 && fds[sink_slot].revents) stdin_->on_output();
+        if (fds[0].revents) read_signals();
+
+        // Reap before taking aborts: a rank's abort request reaches the queue
+        // before its exit, so every abort of a reaped rank is seen below.
+        std::vector<std::pair<pid_t, int>> exits;
+        int wait_status;
+        pid_t pid;
+        while ((pid = waitpid(-1, &wait_status, WNOHANG)) > 0) exits.emplace_back(pid, wait_status);
+        if (fds[1].revents) host_.clear_wakeup();
+        for (const auto &request : host_.take_aborts()) on_abort(request);
+        for (const auto &[exited, status] : exits) {
+            for (auto &rank : ranks_) {
+                if (rank.running && rank.process.pid == exited) on_exit(rank, status);
+            }
+        }
+        check_deadlines(Clock::now());
+    }
+
+    if (!ending_ && !unfinalized_.empty()) {
+        std::string list;
+        for (uint32_t rank : unfinalized_) list += (list.empty() ? "" : ", ") + std::to_string(rank);
+        std::fprintf(stderr, "mpirun: warning: rank%s %s exited without calling MPI_Finalize\n",
+                     unfinalized_.size() == 1 ? "" : "s", list.c_str());
+    }
+    return ending_ ? exit_status_ : 0;
+}
+
+}  // namespace axon::launcher

@@ -1,0 +1,102 @@
+// job_supervisor.hpp -- starts the ranks, watches them, decides the exit status.
+//
+// Exit-status policy (docs/launcher.md):
+//   every rank exits 0 ............................ 0 (a warning names ranks that
+//                                                   did not call MPI_Finalize)
+//   first failure in time decides, then the job is ended (SIGTERM, SIGKILL
+//   after a 3 s grace):
+//     rank exits with N != 0 ..................... N
+//     rank killed by signal N .................... 128+N
+//     rank calls MPI_Abort / PMIx_Abort(S) ....... S & 255, or 1 when that is 0
+//     rank cannot be executed .................... 127 (not found) / 126 (other)
+//     rank exits 0 without finalizing while others
+//       still run after a 2 s grace .............. 1
+//     --timeout expires .......................... 124
+//     mpirun receives SIGINT/SIGTERM/SIGHUP N .... 128+N (forwarded to the ranks)
+//   mpirun's own errors (bad options, set-up) .... 1
+#pragma once
+
+#include "launcher/io_forward.hpp"
+#include "launcher/job_map.hpp"
+#include "launcher/pmix_host.hpp"
+#include "launcher/spawn.hpp"
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace axon::launcher {
+
+struct LaunchPlan {
+    std::string executable;            // resolved path of the program
+    std::vector<std::string> argv;     // the program's argv
+    std::vector<std::string> base_env; // environment before the PMIx variables
+    bool tag_output = false;
+    int timeout_seconds = 0;           // 0: none
+    bool forward_stdin = true;
+    const sigset_t *rank_signal_mask = nullptr;
+    const rlimit *rank_open_files_limit = nullptr;
+};
+
+class JobSupervisor {
+public:
+    using Clock = std::chrono::steady_clock;
+
+    JobSupervisor(PmixHost &host, const JobMap &map, const Topology &topology, int signal_fd);
+
+    // Starts every rank. On a failure part-way it reports it and ends the job;
+    // run() then collects the ranks that did start.
+    void launch(const LaunchPlan &plan);
+
+    // Forwards I/O and signals until every rank is gone; returns the exit status.
+    int run();
+
+    // True when the job ended without any failure and every rank that
+    // connected to PMIx also finalized: only then is library teardown safe.
+    bool ended_cleanly() const { return !ending_ && unfinalized_.empty(); }
+
+private:
+    struct Rank {
+        uint32_t rank = 0;
+        RankProcess process;
+        bool running = false;
+        std::unique_ptr<OutputStream> out;
+        std::unique_ptr<OutputStream> err;
+    };
+
+    void end_job(int exit_status);
+    void signal_running(int signo);
+    void kill_all_groups();
+    void on_signal(int signo);
+    void on_abort(const AbortRequest &request);
+    void on_exit(Rank &rank, int wait_status);
+    void check_deadlines(Clock::time_point now);
+    bool any_running() const;
+    bool streams_open() const;
+    int poll_timeout_ms(Clock::time_point now) const;
+    void read_signals();
+
+    PmixHost &host_;
+    const JobMap &map_;
+    const Topology &topology_;
+    int signal_fd_;
+    std::string program_;
+    int tag_job_ = 0;  // the job's number in tags ("[1,rank]"); 0 when not tagging
+    int timeout_seconds_ = 0;
+    std::vector<Rank> ranks_;
+    std::unique_ptr<StdinForwarder> stdin_;
+
+    bool ending_ = false;
+    int exit_status_ = 0;
+    bool signalled_ = false;
+    bool killed_ = false;  // SIGKILL already sent
+    std::vector<uint32_t> unfinalized_;
+    std::optional<Clock::time_point> job_deadline_;
+    std::optional<Clock::time_point> kill_deadline_;
+    std::optional<Clock::time_point> finalize_grace_deadline_;
+    std::optional<Clock::time_point> drain_deadline_;
+};
+
+}  // namespace axon::launcher

@@ -1,0 +1,39 @@
+// options.hpp -- the mpirun command line.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace axon::launcher {
+
+// One entry of -H or of a hostfile.
+struct HostSlots {
+    std::string name;
+    int slots = 1;
+};
+
+enum class BindPolicy {
+    automatic,  // core when the ranks fit on the cores mpirun may use, else none
+    core,       // one core per rank (round-robin when there are more ranks than cores)
+    none,       // ranks inherit mpirun's own cpuset
+};
+
+struct LaunchOptions {
+    int num_ranks = 0;                        // 0: not given on the command line
+    std::vector<std::string> exported_env;    // "NAME=value", from -x
+    BindPolicy bind = BindPolicy::automatic;
+    bool tag_output = false;
+    bool display_map = false;
+    bool oversubscribe = false;               // accepted; oversubscription is always allowed
+    int timeout_seconds = 0;                  // 0: no limit
+    std::vector<HostSlots> hosts;             // from -H / --hostfile; empty: this node
+    std::vector<std::string> program;         // the application's argv
+};
+
+enum class ParseOutcome { run, exit_success, exit_failure };
+
+// Parses argv into `options`. Prints help, version or the error itself; the
+// outcome says whether to go on, or to exit with status 0 or 1.
+ParseOutcome parse_options(int argc, char **argv, LaunchOptions &options);
+
+}  // namespace axon::launcher

@@ -1,0 +1,58 @@
+#!/bin/bash
+# Command-line handling: errors are clear and exit 1; accepted spellings work.
+. "$AXON_SRCDIR/test/launcher/lib.sh"
+
+expect_error() {  # expect_error MESSAGE-REGEX ARGS...
+    local regex=$1
+    shift
+    run_mpirun "$@"
+    expect_rc 1 "mpirun $*"
+    expect_line "$work/err" "$regex" "error for: mpirun $*"
+}
+
+expect_error "^mpirun: unknown option '--frobnicate' \(see mpirun --help\)$" --frobnicate -np 2 "$probe"
+expect_error "^mpirun: give the number of ranks with -np N" "$probe"
+expect_error "^mpirun: no program to run" -np 2
+expect_error "^mpirun: the number of ranks must be a positive integer, not '0'" -np 0 "$probe"
+expect_error "^mpirun: the number of ranks must be a positive integer, not 'x'" -n x "$probe"
+expect_error "^mpirun: option '-np' needs a value" -np
+expect_error "^mpirun: --bind-to accepts core or none, not 'socket'" --bind-to socket -np 1 "$probe"
+expect_error "^mpirun: --timeout needs a positive number of seconds" --timeout -3 -np 1 "$probe"
+expect_error "^mpirun: host 'axon-elsewhere' is not this node .*not supported yet$" -H axon-elsewhere:2 -np 2 "$probe"
+printf 'localhost slots=1\naxon-elsewhere slots=4\n' >"$work/hosts"
+expect_error "^mpirun: host 'axon-elsewhere' is not this node .*not supported yet$" --hostfile "$work/hosts" "$probe"
+
+# Spellings: -n, -np, --np, --n=2, single-dash long options, '--' before the program.
+for spelling in "-n 2" "-np 2" "--np 2" "--n=2" "-np=2"; do
+    # shellcheck disable=SC2086
+    run_mpirun $spelling -tag-output -- "$probe" say=x
+    expect_rc 0 "spelling $spelling"
+    [[ $(grep -c '<stdout>: x$' "$work/out") -eq 2 ]] || { show_output; fail "spelling $spelling did not start 2 ranks"; }
+done
+
+# --oversubscribe is accepted silently.
+run_mpirun --oversubscribe -np 3 "$probe" wireup
+expect_rc 0 "--oversubscribe"
+[[ ! -s "$work/err" ]] || { show_output; fail "--oversubscribe printed something"; }
+
+# Slots of this node give the number of ranks when -np is absent.
+run_mpirun -H localhost:3 "$probe" info
+expect_rc 0 "-H localhost:3"
+[[ $(grep -c '^rank=' "$work/out") -eq 3 ]] || { show_output; fail "-H localhost:3 did not start 3 ranks"; }
+printf '# this node\nlocalhost slots=2\n' >"$work/hosts"
+run_mpirun --hostfile "$work/hosts" "$probe" info
+expect_rc 0 "--hostfile"
+[[ $(grep -c '^rank=' "$work/out") -eq 2 ]] || { show_output; fail "hostfile with 2 slots did not start 2 ranks"; }
+
+# Options after the program belong to the program.
+run_mpirun -np 1 /bin/echo -np --help
+expect_rc 0 "program options"
+[[ "$(cat "$work/out")" == "-np --help" ]] || { show_output; fail "program arguments were changed"; }
+
+run_mpirun --help
+expect_rc 0 "--help"
+expect_line "$work/out" "^Usage: mpirun " "help text"
+run_mpirun --version
+expect_rc 0 "--version"
+expect_line "$work/out" "^mpirun \(Axon MPI\) [0-9]" "version text"
+echo "options OK"
