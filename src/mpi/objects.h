@@ -22,6 +22,8 @@ struct Errhandler {
   int refcount = 1;
 };
 
+struct AttributeSet;  // cached attributes (src/mpi/attributes.h)
+
 struct Comm {
   uint32_t magic = kCommMagic;
   bool predefined = false;
@@ -30,6 +32,7 @@ struct Comm {
   Errhandler* errhandler = nullptr;
   std::string name;
   MPI_Comm handle = MPI_COMM_NULL;
+  AttributeSet* attributes = nullptr;  // owned; see src/mpi/attributes.h
   int rank() const { return p2p.rank; }
   int size() const { return p2p.size(); }
 };
