@@ -11,7 +11,7 @@ namespace axon::coll {
 
 namespace {
 
-enum Tag : int { kTagBarrier = 1, kTagBcast = 2, kTagReduce = 3, kTagAllreduce = 4 };
+enum Tag : int { kTagBarrier = 1, kTagBcast = 2, kTagReduce = 3, kTagAllreduce = 4, kTagAllgather = 5 };
 
 const Datatype* byte_type() { return datatype_from_handle(MPI_BYTE); }
 
@@ -183,6 +183,29 @@ int allreduce(const void* sendbuf, void* recvbuf, MPI_Count count, const Datatyp
   }
   if (rank < 2 * extra) rc = send_bytes(recvbuf, bytes, rank + 1, kTagAllreduce, ctx);
   return rc;
+}
+
+// Ring: in step s every rank passes on the block it received in step s-1.
+int allgather_bytes(const void* sendbuf, size_t bytes, void* recvbuf, pml::Context* ctx) {
+  int size = ctx->size(), rank = ctx->rank;
+  auto* out = static_cast<uint8_t*>(recvbuf);
+  if (sendbuf && bytes) std::memcpy(out + size_t(rank) * bytes, sendbuf, bytes);
+  int right = (rank + 1) % size, left = (rank - 1 + size) % size;
+  for (int step = 0; step < size - 1; ++step) {
+    int send_block = (rank - step + size) % size;
+    int recv_block = (rank - step - 1 + size) % size;
+    pml::Request* s = nullptr;
+    int rc = pml::isend(out + size_t(send_block) * bytes, static_cast<MPI_Count>(bytes), byte_type(), right,
+                        kTagAllgather, ctx, pml::SendMode::Standard, &s);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = recv_bytes(out + size_t(recv_block) * bytes, bytes, left, kTagAllgather, ctx);
+    pml::wait(s);
+    pml::Guard guard;
+    if (rc == MPI_SUCCESS) rc = s->error;
+    pml::request_release(s);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
 }
 
 }  // namespace axon::coll

@@ -18,5 +18,8 @@ int reduce(const void* sendbuf, void* recvbuf, MPI_Count count, const Datatype* 
            int root, pml::Context* ctx);
 int allreduce(const void* sendbuf, void* recvbuf, MPI_Count count, const Datatype* type, const Op* op,
               pml::Context* ctx);
+// Every rank contributes `bytes` bytes; recvbuf receives size*bytes, in rank order.
+// `sendbuf` null means in place (own block already at recvbuf + rank*bytes).
+int allgather_bytes(const void* sendbuf, size_t bytes, void* recvbuf, pml::Context* ctx);
 
 }  // namespace axon::coll

@@ -1,5 +1,6 @@
 // Requests, progress and waiting, and the PML's public operations.
 #include <cstdlib>
+#include <algorithm>
 #include <mutex>
 
 #include "base/log.h"
@@ -22,6 +23,7 @@ std::recursive_mutex big_lock;
 bool threaded = false;
 int spin = 2000;
 std::vector<Request*> request_pool;
+std::vector<ProgressHook> hooks;
 
 void am_eager(int src, const void* m, size_t n) { on_match_message(kAmEager, src, m, n); }
 void am_eager_sync(int src, const void* m, size_t n) { on_match_message(kAmEagerSync, src, m, n); }
@@ -145,7 +147,19 @@ int progress() {
   Guard guard;
   int n = btl::progress();
   n += retry_pending();
+  // Index loop: a hook may add or remove hooks.
+  for (size_t i = 0; i < hooks.size(); ++i) n += hooks[i]();
   return n;
+}
+
+void add_progress_hook(ProgressHook hook) {
+  Guard guard;
+  hooks.push_back(hook);
+}
+
+void remove_progress_hook(ProgressHook hook) {
+  Guard guard;
+  std::erase(hooks, hook);
 }
 
 void wait(Request* r) {

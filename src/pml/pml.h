@@ -116,8 +116,15 @@ int imrecv(void* buf, MPI_Count count, const Datatype* type, Message* msg, Reque
 // Cancels a pending receive (sends cannot be cancelled: they complete).
 void cancel(Request* req);
 
-// Drives every transport once and retries queued work; returns completions.
+// Drives every transport once and retries queued work, then runs the
+// registered progress hooks (state machines of nonblocking collectives and
+// communicator creation); returns how many things advanced.
 int progress();
+// A hook returns how many things it advanced. Hooks run with the PML lock held
+// and may start nonblocking operations, but must never block.
+using ProgressHook = int (*)();
+void add_progress_hook(ProgressHook hook);
+void remove_progress_hook(ProgressHook hook);
 // Waits until req completes, yielding the core when the node is oversubscribed.
 void wait(Request* req);
 // Waits until pred() holds, with the same policy.
