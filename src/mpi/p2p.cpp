@@ -62,17 +62,34 @@ AXON_API(int, MPI_Send, (const void* buf, int count, MPI_Datatype datatype, int 
   return blocking_send("MPI_Send", buf, count, datatype, dest, tag, comm, pml::SendMode::Standard);
 }
 
+AXON_API(int, MPI_Send_c, (const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)) {
+  return blocking_send("MPI_Send_c", buf, count, datatype, dest, tag, comm, pml::SendMode::Standard);
+}
+
 AXON_API(int, MPI_Ssend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)) {
   return blocking_send("MPI_Ssend", buf, count, datatype, dest, tag, comm, pml::SendMode::Synchronous);
+}
+
+AXON_API(int, MPI_Ssend_c, (const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)) {
+  return blocking_send("MPI_Ssend_c", buf, count, datatype, dest, tag, comm, pml::SendMode::Synchronous);
 }
 
 AXON_API(int, MPI_Rsend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)) {
   return blocking_send("MPI_Rsend", buf, count, datatype, dest, tag, comm, pml::SendMode::Ready);
 }
 
+AXON_API(int, MPI_Rsend_c, (const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)) {
+  return blocking_send("MPI_Rsend_c", buf, count, datatype, dest, tag, comm, pml::SendMode::Ready);
+}
+
 AXON_API(int, MPI_Isend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                           MPI_Request* request)) {
   return nonblocking_send("MPI_Isend", buf, count, datatype, dest, tag, comm, pml::SendMode::Standard, request);
+}
+
+AXON_API(int, MPI_Isend_c, (const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                       MPI_Request* request)) {
+  return nonblocking_send("MPI_Isend_c", buf, count, datatype, dest, tag, comm, pml::SendMode::Standard, request);
 }
 
 AXON_API(int, MPI_Issend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
@@ -81,40 +98,66 @@ AXON_API(int, MPI_Issend, (const void* buf, int count, MPI_Datatype datatype, in
                           request);
 }
 
+AXON_API(int, MPI_Issend_c, (const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                       MPI_Request* request)) {
+  return nonblocking_send("MPI_Issend_c", buf, count, datatype, dest, tag, comm, pml::SendMode::Synchronous, request);
+}
+
 AXON_API(int, MPI_Irsend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                            MPI_Request* request)) {
   return nonblocking_send("MPI_Irsend", buf, count, datatype, dest, tag, comm, pml::SendMode::Ready, request);
 }
 
-AXON_API(int, MPI_Recv, (void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                         MPI_Status* status)) {
-  AXON_COMM_OR_RAISE(c, comm, "MPI_Recv");
+AXON_API(int, MPI_Irsend_c, (const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                       MPI_Request* request)) {
+  return nonblocking_send("MPI_Irsend_c", buf, count, datatype, dest, tag, comm, pml::SendMode::Ready, request);
+}
+
+namespace {
+int recv_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                         MPI_Status* status) {
+  AXON_COMM_OR_RAISE(c, comm, fn);
   Datatype* type = nullptr;
-  AXON_TRY(c, "MPI_Recv", validate_recv(c, buf, count, datatype, source, tag, &type));
+  AXON_TRY(c, fn, validate_recv(c, buf, count, datatype, source, tag, &type));
   pml::Request r;
   int rc = pml::recv(buf, count, type, source, tag, &c->p2p, &r);
   status_from_request(status, &r);
-  if (rc != MPI_SUCCESS) return raise(c, rc, "MPI_Recv");
+  if (rc != MPI_SUCCESS) return raise(c, rc, fn);
   return MPI_SUCCESS;
 }
+}  // namespace
 
-AXON_API(int, MPI_Irecv, (void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                          MPI_Request* request)) {
-  AXON_COMM_OR_RAISE(c, comm, "MPI_Irecv");
-  if (!request) return raise(c, MPI_ERR_REQUEST, "MPI_Irecv", "request is NULL");
+AXON_API(int, MPI_Recv, (void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                         MPI_Status* status)) { return recv_impl("MPI_Recv", buf, count, datatype, source, tag, comm, status); }
+
+AXON_API(int, MPI_Recv_c, (void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                         MPI_Status* status)) { return recv_impl("MPI_Recv_c", buf, count, datatype, source, tag, comm, status); }
+
+namespace {
+int irecv_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                          MPI_Request* request) {
+  AXON_COMM_OR_RAISE(c, comm, fn);
+  if (!request) return raise(c, MPI_ERR_REQUEST, fn, "request is NULL");
   Datatype* type = nullptr;
-  AXON_TRY(c, "MPI_Irecv", validate_recv(c, buf, count, datatype, source, tag, &type));
+  AXON_TRY(c, fn, validate_recv(c, buf, count, datatype, source, tag, &type));
   pml::Request* r = nullptr;
-  AXON_TRY(c, "MPI_Irecv", pml::irecv(buf, count, type, source, tag, &c->p2p, &r));
+  AXON_TRY(c, fn, pml::irecv(buf, count, type, source, tag, &c->p2p, &r));
   r->comm = c;
   *request = handle_of(r);
   return MPI_SUCCESS;
 }
+}  // namespace
 
-AXON_API(int, MPI_Sendrecv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                             void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                             MPI_Comm comm, MPI_Status* status)) {
-  const char* fn = "MPI_Sendrecv";
+AXON_API(int, MPI_Irecv, (void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                          MPI_Request* request)) { return irecv_impl("MPI_Irecv", buf, count, datatype, source, tag, comm, request); }
+
+AXON_API(int, MPI_Irecv_c, (void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                          MPI_Request* request)) { return irecv_impl("MPI_Irecv_c", buf, count, datatype, source, tag, comm, request); }
+
+namespace {
+int sendrecv_impl(const char* fn, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                             void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                             MPI_Comm comm, MPI_Status* status) {
   AXON_COMM_OR_RAISE(c, comm, fn);
   Datatype *stype = nullptr, *rtype = nullptr;
   AXON_TRY(c, fn, validate_send(c, sendbuf, sendcount, sendtype, dest, sendtag, &stype));
@@ -133,10 +176,19 @@ AXON_API(int, MPI_Sendrecv, (const void* sendbuf, int sendcount, MPI_Datatype se
   if (rc != MPI_SUCCESS) return raise(c, rc, fn);
   return MPI_SUCCESS;
 }
+}  // namespace
 
-AXON_API(int, MPI_Sendrecv_replace, (void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                                     int source, int recvtag, MPI_Comm comm, MPI_Status* status)) {
-  const char* fn = "MPI_Sendrecv_replace";
+AXON_API(int, MPI_Sendrecv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                             void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                             MPI_Comm comm, MPI_Status* status)) { return sendrecv_impl("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status); }
+
+AXON_API(int, MPI_Sendrecv_c, (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                             void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                             MPI_Comm comm, MPI_Status* status)) { return sendrecv_impl("MPI_Sendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status); }
+
+namespace {
+int sendrecv_replace_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
+                                     int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   AXON_COMM_OR_RAISE(c, comm, fn);
   Datatype* type = nullptr;
   AXON_TRY(c, fn, validate_send(c, buf, count, datatype, dest, sendtag, &type));
@@ -161,6 +213,13 @@ AXON_API(int, MPI_Sendrecv_replace, (void* buf, int count, MPI_Datatype datatype
   if (rc != MPI_SUCCESS) return raise(c, rc, fn);
   return MPI_SUCCESS;
 }
+}  // namespace
+
+AXON_API(int, MPI_Sendrecv_replace, (void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                                     int source, int recvtag, MPI_Comm comm, MPI_Status* status)) { return sendrecv_replace_impl("MPI_Sendrecv_replace", buf, count, datatype, dest, sendtag, source, recvtag, comm, status); }
+
+AXON_API(int, MPI_Sendrecv_replace_c, (void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
+                                     int source, int recvtag, MPI_Comm comm, MPI_Status* status)) { return sendrecv_replace_impl("MPI_Sendrecv_replace_c", buf, count, datatype, dest, sendtag, source, recvtag, comm, status); }
 
 // ---- probes ---------------------------------------------------------------
 
@@ -272,9 +331,10 @@ int matched_receive(const char* fn, void* buf, MPI_Count count, MPI_Datatype dat
 }
 }  // namespace
 
-AXON_API(int, MPI_Mrecv, (void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status)) {
+namespace {
+int mrecv_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status) {
   pml::Request* r = nullptr;
-  int rc = matched_receive("MPI_Mrecv", buf, count, datatype, message, &r);
+  int rc = matched_receive(fn, buf, count, datatype, message, &r);
   if (rc != MPI_SUCCESS) return rc;
   if (!r) {
     proc_null_status(status);
@@ -287,14 +347,20 @@ AXON_API(int, MPI_Mrecv, (void* buf, int count, MPI_Datatype datatype, MPI_Messa
     pml::Guard guard;
     pml::request_release(r);
   }
-  return rc == MPI_SUCCESS ? rc : raise_self(rc, "MPI_Mrecv");
+  return rc == MPI_SUCCESS ? rc : raise_self(rc, fn);
 }
+}  // namespace
 
-AXON_API(int, MPI_Imrecv, (void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
-                           MPI_Request* request)) {
-  if (!request) return raise_self(MPI_ERR_ARG, "MPI_Imrecv", "request is NULL");
+AXON_API(int, MPI_Mrecv, (void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status)) { return mrecv_impl("MPI_Mrecv", buf, count, datatype, message, status); }
+
+AXON_API(int, MPI_Mrecv_c, (void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status)) { return mrecv_impl("MPI_Mrecv_c", buf, count, datatype, message, status); }
+
+namespace {
+int imrecv_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
+                           MPI_Request* request) {
+  if (!request) return raise_self(MPI_ERR_ARG, fn, "request is NULL");
   pml::Request* r = nullptr;
-  int rc = matched_receive("MPI_Imrecv", buf, count, datatype, message, &r);
+  int rc = matched_receive(fn, buf, count, datatype, message, &r);
   if (rc != MPI_SUCCESS) return rc;
   if (!r) {
     // A receive from MPI_PROC_NULL: an already complete request.
@@ -303,3 +369,10 @@ AXON_API(int, MPI_Imrecv, (void* buf, int count, MPI_Datatype datatype, MPI_Mess
   *request = handle_of(r);
   return MPI_SUCCESS;
 }
+}  // namespace
+
+AXON_API(int, MPI_Imrecv, (void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
+                           MPI_Request* request)) { return imrecv_impl("MPI_Imrecv", buf, count, datatype, message, request); }
+
+AXON_API(int, MPI_Imrecv_c, (void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
+                           MPI_Request* request)) { return imrecv_impl("MPI_Imrecv_c", buf, count, datatype, message, request); }

@@ -373,7 +373,7 @@ AXON_API(int, MPI_Get_elements_x, (const MPI_Status* status, MPI_Datatype dataty
 // ---- persistent requests ----------------------------------------------------
 
 namespace {
-int persistent(const char* fn, const void* buf, int count, MPI_Datatype datatype, int peer, int tag, MPI_Comm comm,
+int persistent(const char* fn, const void* buf, MPI_Count count, MPI_Datatype datatype, int peer, int tag, MPI_Comm comm,
                MPI_Request* request, bool is_send, pml::SendMode mode) {
   AXON_COMM_OR_RAISE(c, comm, fn);
   if (!request) return raise(c, MPI_ERR_REQUEST, fn, "request is NULL");
@@ -429,6 +429,32 @@ AXON_API(int, MPI_Bsend_init, (const void* buf, int count, MPI_Datatype datatype
 AXON_API(int, MPI_Recv_init, (void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                               MPI_Request* request)) {
   return persistent("MPI_Recv_init", buf, count, datatype, source, tag, comm, request, false,
+                    pml::SendMode::Standard);
+}
+
+AXON_API(int, MPI_Send_init_c, (const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                               MPI_Comm comm, MPI_Request* request)) {
+  return persistent("MPI_Send_init_c", buf, count, datatype, dest, tag, comm, request, true, pml::SendMode::Standard);
+}
+
+AXON_API(int, MPI_Ssend_init_c, (const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                               MPI_Comm comm, MPI_Request* request)) {
+  return persistent("MPI_Ssend_init_c", buf, count, datatype, dest, tag, comm, request, true, pml::SendMode::Synchronous);
+}
+
+AXON_API(int, MPI_Rsend_init_c, (const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                               MPI_Comm comm, MPI_Request* request)) {
+  return persistent("MPI_Rsend_init_c", buf, count, datatype, dest, tag, comm, request, true, pml::SendMode::Ready);
+}
+
+AXON_API(int, MPI_Bsend_init_c, (const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                               MPI_Comm comm, MPI_Request* request)) {
+  return persistent("MPI_Bsend_init_c", buf, count, datatype, dest, tag, comm, request, true, pml::SendMode::Buffered);
+}
+
+AXON_API(int, MPI_Recv_init_c, (void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                                MPI_Comm comm, MPI_Request* request)) {
+  return persistent("MPI_Recv_init_c", buf, count, datatype, source, tag, comm, request, false,
                     pml::SendMode::Standard);
 }
 
