@@ -138,9 +138,16 @@ void request_release(Request* r) {
 bool request_valid(const Request* r) { return r && r->magic == kRequestMagic; }
 
 void request_complete(Request* r) {
-  r->complete.store(true, std::memory_order_release);
+  // Storing `complete` must be the last touch of a request someone waits
+  // for: the waiter may return and reuse the memory (a stack request) at once.
+  // Requests with a callback or freed on completion have no waiter.
   if (r->on_complete) r->on_complete(r);
-  if (r->free_when_complete) request_release(r);
+  if (r->free_when_complete) {
+    r->complete.store(true, std::memory_order_release);
+    request_release(r);
+    return;
+  }
+  r->complete.store(true, std::memory_order_release);
 }
 
 int progress() {
