@@ -50,6 +50,9 @@ void posted_remove(MatchQueues* q, Request* r);
 void on_match_message(int am_id, int src_world, const void* msg, size_t len);  // eager, eager-sync, rts
 void on_reply(int src_world, const void* msg, size_t len);          // fin, sync-ack, cts
 void on_frag(int src_world, const void* msg, size_t len);
+void on_cancel(int src_world, const void* msg, size_t len);
+void on_cancel_reply(int src_world, const void* msg, size_t len);
+void cancel_send(Request* r);
 
 // Delivers a message (arrived or unexpected) into a matched receive.
 void deliver(Request* recv, Message& m, const void* eager_payload, size_t payload_len);

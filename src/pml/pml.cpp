@@ -65,6 +65,7 @@ int stage_recv(Request* r) {
 void reset_result(Request* r) {
   r->complete.store(false, std::memory_order_relaxed);
   r->cancelled = r->truncated = false;
+  r->cancel_pending = r->done_while_cancelling = false;
   r->source = kAnySource;
   r->tag = kAnyTag;
   r->error = MPI_SUCCESS;
@@ -102,6 +103,8 @@ int init() {
   btl::register_handler(kAmSyncAck, am_sync_ack);
   btl::register_handler(kAmCts, am_cts);
   btl::register_handler(kAmFrag, on_frag);
+  btl::register_handler(kAmCancel, on_cancel);
+  btl::register_handler(kAmCancelReply, on_cancel_reply);
   int64_t s = spin_param.get();
   spin = s >= 0 ? static_cast<int>(s) : (rte::job().oversubscribed ? 0 : 2000);
   return 0;
@@ -374,7 +377,12 @@ int imrecv(void* buf, MPI_Count count, const Datatype* type, Message* m, Request
 
 void cancel(Request* r) {
   Guard guard;
-  if (r->kind != Request::Kind::Recv || r->complete.load(std::memory_order_acquire)) return;
+  if (r->complete.load(std::memory_order_acquire)) return;
+  if (r->kind == Request::Kind::Send) {
+    cancel_send(r);
+    return;
+  }
+  if (r->kind != Request::Kind::Recv) return;
   if (r->state != 0 || !r->ctx) return;  // already matched: it will complete normally
   // Still on the posted queue?
   for (Request* p = r->ctx->queues->posted_head; p; p = p->next) {

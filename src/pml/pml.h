@@ -50,6 +50,8 @@ struct Request {
   bool free_when_complete = false;
   bool cancelled = false;
   bool truncated = false;
+  bool cancel_pending = false;  // send: a cancel request is out, its reply not yet in
+  bool done_while_cancelling = false;  // send: the protocol finished before the reply
   // Result, valid once complete.
   int source = 0;               // rank in the communicator
   int tag = 0;
@@ -113,7 +115,10 @@ int iprobe(int source, int tag, Context* ctx, bool* found, Request* info);
 int improbe(int source, int tag, Context* ctx, bool* found, Message** msg, Request* info);
 int imrecv(void* buf, MPI_Count count, const Datatype* type, Message* msg, Request** out);
 
-// Cancels a pending receive (sends cannot be cancelled: they complete).
+// Marks a request for cancellation. A receive not yet matched completes as
+// cancelled at once. A send whose message waits unmatched at the receiver
+// (rendezvous or synchronous) is withdrawn there and completes as cancelled;
+// otherwise it completes normally (the cancel fails, as MPI allows).
 void cancel(Request* req);
 
 // Drives every transport once and retries queued work, then runs the

@@ -67,6 +67,8 @@ int try_first_message(Request* r) {
   return rc;
 }
 
+void finish_send(Request* r);
+
 // Pushes fragments until done or the transport is full. True when done.
 bool stream_fragments(Request* r) {
   btl::Transport* t = btl::route(r->dest_world);
@@ -82,8 +84,7 @@ bool stream_fragments(Request* r) {
     }
     r->offset += chunk;
   }
-  r->bytes = r->length;
-  request_complete(r);
+  finish_send(r);
   return true;
 }
 
@@ -99,6 +100,17 @@ void finish_recv(Request* r) {
 }
 
 uint8_t* recv_data(Request* r) { return r->staging ? r->staging : static_cast<uint8_t*>(r->buffer); }
+
+// A send whose protocol finished. While a cancel request is out, completion
+// waits for its reply: the reply names this request, so it must stay alive.
+void finish_send(Request* r) {
+  r->bytes = r->length;
+  if (r->cancel_pending) {
+    r->done_while_cancelling = true;
+    return;
+  }
+  request_complete(r);
+}
 
 }  // namespace
 
@@ -154,12 +166,10 @@ void on_reply(int am_id, const void* msg) {
         btl::route(r->dest_world)->unexpose(r->dest_world, r->exposed_key);
         r->exposed_key = 0;
       }
-      r->bytes = r->length;
-      request_complete(r);
+      finish_send(r);
       break;
     case kAmSyncAck:
-      r->bytes = r->length;
-      request_complete(r);
+      finish_send(r);
       break;
     case kAmCts:
       r->remote_id = info.receiver_request;
@@ -259,6 +269,58 @@ int retry_pending() {
     else streaming.push_back(r);
   }
   return done;
+}
+
+// ---- cancelling sends --------------------------------------------------------
+
+void cancel_send(Request* r) {
+  // Only a message waiting at the receiver for a match can be withdrawn:
+  // eager messages are complete already, queued ones leave soon, and ones
+  // being fragmented were matched.
+  if (r->cancel_pending || (r->state != kSendWaitFin && r->state != kSendWaitAck)) return;
+  r->cancel_pending = true;
+  CancelInfo info{to_id(r), r->ctx->id, r->ctx->rank, r->seq, 0};
+  int rc = btl::route(r->dest_world)->send(r->dest_world, kAmCancel, &info, sizeof info, nullptr, 0);
+  if (rc != kOk) r->cancel_pending = false;  // the transport is full: the cancel fails, as MPI allows
+}
+
+// Receiver: withdraw the message if it still waits unmatched.
+void on_cancel(int src_world, const void* msg, size_t) {
+  CancelInfo info;
+  std::memcpy(&info, msg, sizeof info);
+  uint64_t withdrawn = 0;
+  MatchQueues* q = queues_for(info.context);
+  for (auto it = q->unexpected.begin(); it != q->unexpected.end(); ++it) {
+    Message* m = *it;
+    if (m->source_world == src_world && m->header.source == info.source && m->header.seq == info.seq) {
+      q->unexpected.erase(it);
+      delete m;
+      withdrawn = 1;
+      break;
+    }
+  }
+  CancelReplyInfo reply{info.sender_request, withdrawn};
+  // A reply that cannot go now would leave the sender waiting: retry from progress.
+  if (btl::route(src_world)->send(src_world, kAmCancelReply, &reply, sizeof reply, nullptr, 0) != kOk)
+    send_reply(src_world, kAmCancelReply, reply.sender_request, reply.withdrawn);
+}
+
+void on_cancel_reply(int, const void* msg, size_t) {
+  CancelReplyInfo reply;
+  std::memcpy(&reply, msg, sizeof reply);
+  Request* r = from_id(reply.sender_request);
+  r->cancel_pending = false;
+  if (reply.withdrawn) {
+    if (r->exposed_key) {
+      btl::route(r->dest_world)->unexpose(r->dest_world, r->exposed_key);
+      r->exposed_key = 0;
+    }
+    r->cancelled = true;
+    r->bytes = 0;
+    request_complete(r);
+  } else if (r->done_while_cancelling) {
+    request_complete(r);
+  }
 }
 
 }  // namespace axon::pml

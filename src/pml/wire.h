@@ -13,6 +13,8 @@ enum AmId : int {
   kAmSyncAck = 5,    // ReplyInfo: a synchronous eager message was matched
   kAmCts = 6,        // ReplyInfo: clear to send fragments (no single-copy path)
   kAmFrag = 7,       // FragInfo + payload
+  kAmCancel = 8,     // CancelInfo: the sender asks to withdraw an unmatched message
+  kAmCancelReply = 9,  // CancelReplyInfo
 };
 
 struct MatchHeader {
@@ -39,6 +41,19 @@ struct RtsInfo {
 struct ReplyInfo {
   uint64_t sender_request;
   uint64_t receiver_request;
+};
+
+struct CancelInfo {
+  uint64_t sender_request;
+  uint32_t context;
+  int32_t source;
+  uint32_t seq;
+  uint32_t pad;
+};
+
+struct CancelReplyInfo {
+  uint64_t sender_request;
+  uint64_t withdrawn;  // 1: the message was removed unmatched; 0: it was already matched
 };
 
 struct FragInfo {
