@@ -107,6 +107,10 @@ int buffered_send(const void* buf, MPI_Count count, const Datatype* type, int de
   return MPI_SUCCESS;
 }
 
+void buffered_sends_flush() {
+  pml::wait_until([] { return attached.in_flight == 0; });
+}
+
 }  // namespace axon::mpi
 
 using namespace axon;

@@ -12,4 +12,8 @@ namespace axon::mpi {
 // caller's buffer is free on return. MPI_ERR_BUFFER when it does not fit.
 int buffered_send(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Comm* comm);
 
+// Waits until every buffered message has left its buffer (MPI_Finalize does
+// this, as if the buffer were detached).
+void buffered_sends_flush();
+
 }  // namespace axon::mpi

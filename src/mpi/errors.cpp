@@ -1,9 +1,14 @@
-// Error classes, their strings, and error handlers on communicators.
+// Error classes, their strings, user-defined error classes / codes / strings
+// (MPI_Add_error_*, MPI_Remove_error_*), and error handlers on communicators.
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
 
 #include "base/log.h"
 #include "mpi/api.h"
+#include "mpi/attributes.h"
 #include "rte/rte.h"
 
 namespace axon::mpi {
@@ -88,15 +93,57 @@ const ClassText* find_class(int code) {
   return nullptr;
 }
 
+// User-defined error classes and codes (MPI-4.1 9.5). They are numbered
+// above MPI_ERR_LASTCODE, which the ABI reserves for the library, and never
+// reused, so a removed code is never confused with a newer one. A class is
+// its own class; a code names the class it was added to.
+struct UserError {
+  int error_class;
+  bool is_class;
+  std::string text;  // empty: MPI_Error_string gives an empty string
+};
+
+struct UserErrors {
+  std::mutex mutex;
+  std::map<int, UserError> by_code;
+  int next = MPI_ERR_LASTCODE + 1;
+};
+
+UserErrors& user_errors() {
+  static UserErrors u;
+  return u;
+}
+
+// MPI_LASTUSEDCODE: the largest error value in use. Caller holds the mutex.
+void publish_last_used(const UserErrors& u) {
+  attr_set_last_used_code(u.by_code.empty() ? MPI_ERR_LASTCODE : u.by_code.rbegin()->first);
+}
+
+// The class of a predefined or user error value; -1 when it is neither.
+int class_of(int code) {
+  if (find_class(code)) return code;
+  UserErrors& u = user_errors();
+  std::lock_guard<std::mutex> g(u.mutex);
+  auto it = u.by_code.find(code);
+  return it == u.by_code.end() ? -1 : it->second.error_class;
+}
+
 Errhandler fatal_handler{kErrhandlerMagic, Errhandler::Kind::Fatal, true, nullptr, 1};
 Errhandler return_handler{kErrhandlerMagic, Errhandler::Kind::Return, true, nullptr, 1};
 Errhandler abort_handler{kErrhandlerMagic, Errhandler::Kind::Abort, true, nullptr, 1};
 
 [[noreturn]] void die(int code, const char* function, const char* detail, const char* why) {
   const ClassText* c = find_class(code);
+  std::string user_text;
+  if (!c) {
+    UserErrors& u = user_errors();
+    std::lock_guard<std::mutex> g(u.mutex);
+    auto it = u.by_code.find(code);
+    user_text = it == u.by_code.end() ? "unknown error code" : "user error " + std::to_string(code) + " " + it->second.text;
+  }
   char message[768];
   snprintf(message, sizeof message, "%s: %s: %s%s%s (%s)", function, c ? c->name : "error",
-           c ? c->text : "unknown error code", detail ? ": " : "", detail ? detail : "", why);
+           c ? c->text : user_text.c_str(), detail ? ": " : "", detail ? detail : "", why);
   log::error("%s", message);
   rte::abort_job(code > 0 && code < 256 ? code : 1, message);
 }
@@ -145,7 +192,11 @@ int raise(Comm* comm, int code, const char* function, const char* detail) {
     case Errhandler::Kind::User: {
       MPI_Comm handle = comm->handle;
       int c = code;
+      // The handler may replace and free itself (MPI_Comm_set_errhandler +
+      // MPI_Errhandler_free): hold a reference while it runs.
+      errhandler_retain(e);
       e->comm_fn(&handle, &c);
+      errhandler_release(e);
       return code;
     }
     case Errhandler::Kind::Abort:
@@ -166,25 +217,130 @@ using namespace axon::mpi;
 
 AXON_API(int, MPI_Error_class, (int errorcode, int* errorclass)) {
   if (!errorclass) return raise_self(MPI_ERR_ARG, "MPI_Error_class", "errorclass is NULL");
-  if (errorcode < MPI_SUCCESS || !find_class(errorcode))
-    return raise_self(MPI_ERR_ARG, "MPI_Error_class", "not a valid error code");
-  *errorclass = errorcode;
+  int c = class_of(errorcode);
+  if (c < 0) return raise_self(MPI_ERR_ARG, "MPI_Error_class", "not a valid error code");
+  *errorclass = c;
   return MPI_SUCCESS;
 }
 
 AXON_API(int, MPI_Error_string, (int errorcode, char* string, int* resultlen)) {
   if (!string || !resultlen) return raise_self(MPI_ERR_ARG, "MPI_Error_string", "NULL argument");
-  const ClassText* c = find_class(errorcode);
-  if (!c) return raise_self(MPI_ERR_ARG, "MPI_Error_string", "not a valid error code");
-  int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", c->name, c->text);
-  *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
+  if (const ClassText* c = find_class(errorcode)) {
+    int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", c->name, c->text);
+    *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
+    return MPI_SUCCESS;
+  }
+  UserErrors& u = user_errors();
+  std::unique_lock<std::mutex> g(u.mutex);
+  auto it = u.by_code.find(errorcode);
+  if (it == u.by_code.end()) {
+    g.unlock();
+    return raise_self(MPI_ERR_ARG, "MPI_Error_string", "not a valid error code");
+  }
+  // Strings are limited to MPI_MAX_ERROR_STRING - 1 characters when added.
+  const std::string& text = it->second.text;
+  std::memcpy(string, text.c_str(), text.size() + 1);
+  *resultlen = static_cast<int>(text.size());
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Add_error_class, (int* errorclass)) {
+  if (!errorclass) return raise_self(MPI_ERR_ARG, "MPI_Add_error_class", "errorclass is NULL");
+  UserErrors& u = user_errors();
+  std::lock_guard<std::mutex> g(u.mutex);
+  int c = u.next++;
+  u.by_code[c] = UserError{c, true, {}};
+  publish_last_used(u);
+  *errorclass = c;
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Add_error_code, (int errorclass, int* errorcode)) {
+  if (!errorcode) return raise_self(MPI_ERR_ARG, "MPI_Add_error_code", "errorcode is NULL");
+  UserErrors& u = user_errors();
+  std::unique_lock<std::mutex> g(u.mutex);
+  // A predefined class or a user class (not a user code): MPI-4.1 9.5.
+  auto it = u.by_code.find(errorclass);
+  bool valid = (errorclass != MPI_SUCCESS && find_class(errorclass)) || (it != u.by_code.end() && it->second.is_class);
+  if (!valid) {
+    g.unlock();
+    return raise_self(MPI_ERR_ARG, "MPI_Add_error_code", "not a valid error class");
+  }
+  int code = u.next++;
+  u.by_code[code] = UserError{errorclass, false, {}};
+  publish_last_used(u);
+  *errorcode = code;
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Add_error_string, (int errorcode, const char* string)) {
+  if (!string) return raise_self(MPI_ERR_ARG, "MPI_Add_error_string", "string is NULL");
+  size_t n = strnlen(string, MPI_MAX_ERROR_STRING);
+  if (n >= MPI_MAX_ERROR_STRING)
+    return raise_self(MPI_ERR_ARG, "MPI_Add_error_string", "string longer than MPI_MAX_ERROR_STRING - 1");
+  UserErrors& u = user_errors();
+  std::unique_lock<std::mutex> g(u.mutex);
+  auto it = u.by_code.find(errorcode);
+  // Predefined values (<= MPI_ERR_LASTCODE) keep their strings (MPI-4.1 9.5).
+  if (it == u.by_code.end()) {
+    g.unlock();
+    return raise_self(MPI_ERR_ARG, "MPI_Add_error_string", "not a user-defined error code or class");
+  }
+  it->second.text.assign(string, n);
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Remove_error_class, (int errorclass)) {
+  UserErrors& u = user_errors();
+  std::unique_lock<std::mutex> g(u.mutex);
+  auto it = u.by_code.find(errorclass);
+  const char* why = nullptr;
+  if (it == u.by_code.end() || !it->second.is_class) {
+    why = "not a user-defined error class";
+  } else {
+    for (const auto& [code, e] : u.by_code)
+      if (!e.is_class && e.error_class == errorclass) why = "error codes still belong to this class";
+  }
+  if (why) {
+    g.unlock();
+    return raise_self(MPI_ERR_ARG, "MPI_Remove_error_class", why);
+  }
+  u.by_code.erase(it);  // its string goes with it
+  publish_last_used(u);
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Remove_error_code, (int errorcode)) {
+  UserErrors& u = user_errors();
+  std::unique_lock<std::mutex> g(u.mutex);
+  auto it = u.by_code.find(errorcode);
+  if (it == u.by_code.end() || it->second.is_class) {
+    g.unlock();
+    return raise_self(MPI_ERR_ARG, "MPI_Remove_error_code", "not a user-defined error code");
+  }
+  u.by_code.erase(it);
+  publish_last_used(u);
+  return MPI_SUCCESS;
+}
+
+// Removing the string of a user code or class that has none is a no-op.
+AXON_API(int, MPI_Remove_error_string, (int errorcode)) {
+  UserErrors& u = user_errors();
+  std::unique_lock<std::mutex> g(u.mutex);
+  auto it = u.by_code.find(errorcode);
+  if (it == u.by_code.end()) {
+    g.unlock();
+    return raise_self(MPI_ERR_ARG, "MPI_Remove_error_string", "not a user-defined error code or class");
+  }
+  it->second.text.clear();
   return MPI_SUCCESS;
 }
 
 AXON_API(int, MPI_Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler)) {
   AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_set_errhandler");
   Errhandler* e = errhandler_from_handle(errhandler);
-  if (!e) return raise(c, MPI_ERR_ARG, "MPI_Comm_set_errhandler", "invalid error handler");
+  // MPI-4.1 has a class for this: MPI_ERR_ERRHANDLER (older MPIs used MPI_ERR_ARG).
+  if (!e) return raise(c, MPI_ERR_ERRHANDLER, "MPI_Comm_set_errhandler", "invalid error handler");
   errhandler_retain(e);
   if (c->errhandler) errhandler_release(c->errhandler);
   c->errhandler = e;
@@ -213,12 +369,17 @@ AXON_API(int, MPI_Comm_create_errhandler,
 AXON_API(int, MPI_Errhandler_free, (MPI_Errhandler * errhandler)) {
   if (!errhandler) return raise_self(MPI_ERR_ARG, "MPI_Errhandler_free", "NULL argument");
   Errhandler* e = errhandler_from_handle(*errhandler);
-  if (!e) return raise_self(MPI_ERR_ARG, "MPI_Errhandler_free", "invalid error handler");
+  if (!e) return raise_self(MPI_ERR_ERRHANDLER, "MPI_Errhandler_free", "invalid error handler");
+  // Only the user's reference goes: a communicator still using the handler
+  // keeps it alive (refcount). Predefined handlers may be "freed" too: the
+  // handle MPI_Comm_get_errhandler returned for one must be freeable.
   errhandler_release(e);
   *errhandler = MPI_ERRHANDLER_NULL;
   return MPI_SUCCESS;
 }
 
+// Any error code may be passed, user codes included; the call itself
+// succeeds once the handler has returned (MPI-4.1 9.3.5).
 AXON_API(int, MPI_Comm_call_errhandler, (MPI_Comm comm, int errorcode)) {
   AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_call_errhandler");
   raise(c, errorcode, "MPI_Comm_call_errhandler");

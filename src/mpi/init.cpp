@@ -12,6 +12,8 @@
 #include "btl/btl.h"
 #include "coll/coll.h"
 #include "mpi/api.h"
+#include "mpi/attributes.h"
+#include "mpi/bsend.h"
 #include "rte/rte.h"
 
 #ifndef PACKAGE_VERSION
@@ -101,6 +103,10 @@ AXON_API(int, MPI_Finalized, (int* flag)) {
 
 AXON_API(int, MPI_Finalize, (void)) {
   if (state.load() != 1) return raise_self(MPI_ERR_OTHER, "MPI_Finalize", "MPI is not initialized");
+  // MPI-4.1 11.2.2: MPI_COMM_SELF's attributes are deleted first, while MPI
+  // is fully usable (MPI_Finalized still says false in the callbacks).
+  int attr_rc = attributes_finalize();
+  buffered_sends_flush();
   // Every rank must be done with shared memory before anyone unmaps it.
   coll::barrier(&comm_world()->coll);
   comms_finalize();
@@ -108,7 +114,9 @@ AXON_API(int, MPI_Finalize, (void)) {
   pml::finalize();
   rte::finalize();
   state.store(2);
-  return MPI_SUCCESS;
+  // A failing delete callback makes MPI_Finalize report that error, once
+  // the library has shut down (raising it now would reach a closed comm).
+  return attr_rc;
 }
 
 AXON_API(int, MPI_Abort, (MPI_Comm comm, int errorcode)) {

@@ -4,7 +4,10 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "pml/pml.h"
 
@@ -23,6 +26,7 @@ struct Errhandler {
 };
 
 struct AttributeSet;  // cached attributes (src/mpi/attributes.h)
+struct Topology;      // cartesian / graph / dist-graph (src/mpi/topology.h)
 
 struct Comm {
   uint32_t magic = kCommMagic;
@@ -33,6 +37,18 @@ struct Comm {
   std::string name;
   MPI_Comm handle = MPI_COMM_NULL;
   AttributeSet* attributes = nullptr;  // owned; see src/mpi/attributes.h
+  // Creation and destruction (src/mpi/communicator.h). An intercommunicator's
+  // p2p / coll contexts map REMOTE ranks (rank() is the local rank, size() the
+  // remote size); `local` carries traffic within the local group.
+  bool inter = false;
+  pml::Context local;
+  int context_pair = -1;        // pool pair of p2p/coll, released at deallocation; -1 predefined
+  int local_pair = -1;          // intercomm: pool pair of `local`
+  uint32_t creation_seq = 0;    // communicators created from this one (internal tags)
+  int pending = 0;              // nonblocking operations that still use it (delays deallocation)
+  bool freed = false;           // MPI_Comm_free called; deallocated once nothing uses it
+  std::shared_ptr<const Topology> topology;
+  std::vector<std::pair<std::string, std::string>> hints;  // MPI_Comm_set_info
   int rank() const { return p2p.rank; }
   int size() const { return p2p.size(); }
 };

@@ -1,0 +1,536 @@
+// Intracommunicator creation and destruction: dup / idup, split,
+// split_type, create, create_group, compare, free, and the info and query
+// calls. Context ids come from src/mpi/context_id.h; intercommunicators are
+// in src/mpi/intercomm.cpp.
+#include "mpi/communicator.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "coll/coll.h"
+#include "mpi/api.h"
+#include "mpi/attributes.h"
+#include "mpi/context_id.h"
+#include "mpi/group.h"
+#include "mpi/info.h"
+#include "rte/rte.h"
+
+namespace axon::mpi {
+
+namespace {
+constexpr uint32_t kCommFreed = 0xDEAD434Du;
+
+// Freed communicators whose pending operations have not finished yet.
+std::vector<Comm*> zombies;
+
+bool in_use(const Comm* c) {
+  return c->pending > 0 || pml::context_has_posted(&c->p2p) || pml::context_has_posted(&c->coll);
+}
+
+int reap_zombies() {
+  int n = 0;
+  for (size_t i = 0; i < zombies.size();) {
+    if (in_use(zombies[i])) {
+      ++i;
+      continue;
+    }
+    Comm* c = zombies[i];
+    zombies.erase(zombies.begin() + static_cast<long>(i));
+    comm_destroy(c);
+    ++n;
+  }
+  if (zombies.empty()) pml::remove_progress_hook(reap_zombies);
+  return n;
+}
+}  // namespace
+
+const std::vector<int>& local_world_ranks(const Comm* c) { return c->inter ? c->local.world_of : c->p2p.world_of; }
+int local_size(const Comm* c) { return static_cast<int>(local_world_ranks(c).size()); }
+
+Comm* comm_alloc(const Comm* parent) {
+  auto* c = new Comm;
+  c->handle = reinterpret_cast<MPI_Comm>(c);
+  c->errhandler = parent->errhandler;
+  errhandler_retain(c->errhandler);
+  return c;
+}
+
+void comm_open_intra(Comm* c, int pair, int rank, std::vector<int> world) {
+  c->context_pair = pair;
+  pml::context_open(&c->coll, static_cast<uint32_t>(2 * pair + 1), rank, world);
+  pml::context_open(&c->p2p, static_cast<uint32_t>(2 * pair), rank, std::move(world));
+}
+
+void comm_open_inter(Comm* c, int pair, int local_pair, int rank, std::vector<int> local_world,
+                     std::vector<int> remote_world) {
+  c->inter = true;
+  c->context_pair = pair;
+  c->local_pair = local_pair;
+  pml::context_open(&c->local, static_cast<uint32_t>(2 * local_pair + 1), rank, std::move(local_world));
+  pml::context_open(&c->coll, static_cast<uint32_t>(2 * pair + 1), rank, remote_world);
+  pml::context_open(&c->p2p, static_cast<uint32_t>(2 * pair), rank, std::move(remote_world));
+}
+
+void comm_destroy(Comm* c) {
+  if (c->p2p.queues) pml::context_close(&c->p2p);
+  if (c->coll.queues) pml::context_close(&c->coll);
+  if (c->local.queues) pml::context_close(&c->local);
+  if (c->context_pair >= 0) context_release(c->context_pair);
+  if (c->local_pair >= 0) context_release(c->local_pair);
+  if (c->errhandler) errhandler_release(c->errhandler);
+  c->magic = kCommFreed;
+  delete c;
+}
+
+int comm_free(Comm* c) {
+  // The delete callbacks receive the handle, so they run while it is valid.
+  int rc = comm_attributes_delete_all(c);
+  if (rc != MPI_SUCCESS) return rc;
+  c->freed = true;
+  c->magic = kCommFreed;  // the handle is invalid from now on
+  pml::Guard guard;
+  if (!in_use(c)) {
+    comm_destroy(c);
+  } else {
+    if (zombies.empty()) pml::add_progress_hook(reap_zombies);
+    zombies.push_back(c);
+  }
+  return MPI_SUCCESS;
+}
+
+void comms_reap_all() {
+  pml::Guard guard;
+  if (!zombies.empty()) pml::remove_progress_hook(reap_zombies);
+  for (Comm* c : zombies) comm_destroy(c);
+  zombies.clear();
+}
+
+}  // namespace axon::mpi
+
+using namespace axon;
+using namespace axon::mpi;
+
+namespace {
+
+std::vector<int> iota_ranks(int n) {
+  std::vector<int> v(n);
+  for (int i = 0; i < n; ++i) v[i] = i;
+  return v;
+}
+
+// Agrees a pair over all of `parent` (an intracommunicator).
+int agree_on_parent(Comm* parent, int* pair) {
+  int error = MPI_SUCCESS;
+  int tag = internal_tag_for_sequence(parent->creation_seq++);
+  *pair = agree_context_pair(&parent->coll, iota_ranks(parent->size()), parent->rank(), tag, &error);
+  return error;
+}
+
+void copy_hints(const Comm* from, Comm* to) { to->hints = from->hints; }
+
+void set_hints(Comm* c, MPI_Info info) {
+  c->hints.clear();
+  if (Info* i = info_from_handle(info)) c->hints = i->entries;
+}
+
+// An intracommunicator with the same group as `parent` on a new pair.
+int dup_intra(Comm* parent, Comm** out) {
+  int pair = -1;
+  int rc = agree_on_parent(parent, &pair);
+  if (rc != MPI_SUCCESS) return rc;
+  Comm* c = comm_alloc(parent);
+  comm_open_intra(c, pair, parent->rank(), parent->p2p.world_of);
+  *out = c;
+  return MPI_SUCCESS;
+}
+
+int dup_inter(Comm* parent, Comm** out);
+
+// Shared by dup and dup_with_info: the new communicator and its attributes.
+int dup_common(const char* fn, MPI_Comm comm, MPI_Info info, bool with_info, MPI_Comm* newcomm) {
+  AXON_COMM_OR_RAISE(c, comm, fn);
+  if (!newcomm) return raise(c, MPI_ERR_ARG, fn, "newcomm is NULL");
+  if (with_info && info != MPI_INFO_NULL && !info_from_handle(info))
+    return raise(c, MPI_ERR_INFO, fn, "invalid info");
+  Comm* n = nullptr;
+  int rc = c->inter ? dup_inter(c, &n) : dup_intra(c, &n);
+  if (rc != MPI_SUCCESS) return raise(c, rc, fn, "no context id free at every member");
+  n->topology = c->topology;
+  if (with_info) set_hints(n, info);
+  else copy_hints(c, n);
+  rc = comm_attributes_copy(c, n);
+  if (rc != MPI_SUCCESS) {
+    comm_destroy(n);
+    *newcomm = MPI_COMM_NULL;
+    return raise(c, rc, fn, "an attribute copy callback failed");
+  }
+  *newcomm = n->handle;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+namespace axon::mpi {
+// Intercommunicator dup (src/mpi/intercomm.cpp).
+int intercomm_dup(Comm* parent, Comm** out);
+}  // namespace axon::mpi
+
+namespace {
+int dup_inter(Comm* parent, Comm** out) { return intercomm_dup(parent, out); }
+}  // namespace
+
+AXON_API(int, MPI_Comm_dup, (MPI_Comm comm, MPI_Comm* newcomm)) {
+  return dup_common("MPI_Comm_dup", comm, MPI_INFO_NULL, false, newcomm);
+}
+
+AXON_API(int, MPI_Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm)) {
+  return dup_common("MPI_Comm_dup_with_info", comm, info, true, newcomm);
+}
+
+// ---------------------------------------------------------------------------
+// MPI_Comm_idup: the agreement runs as a state machine driven by progress, so
+// the caller may do anything (including point-to-point that other ranks only
+// answer before their own idup) before waiting.
+
+namespace {
+
+struct PendingIdup {
+  Comm* parent;
+  Comm* child;
+  pml::Request* request;
+  std::unique_ptr<ContextAgreement> agreement;
+};
+std::vector<std::unique_ptr<PendingIdup>> idups;
+
+int idup_progress() {
+  int advanced = 0;
+  for (size_t i = 0; i < idups.size();) {
+    PendingIdup& op = *idups[i];
+    if (!op.agreement->step()) {
+      ++i;
+      continue;
+    }
+    ++advanced;
+    op.request->source = MPI_ANY_SOURCE;
+    op.request->tag = MPI_ANY_TAG;
+    op.request->bytes = 0;
+    op.request->error = op.agreement->error();
+    if (op.request->error == MPI_SUCCESS)
+      comm_open_intra(op.child, op.agreement->pair(), op.parent->rank(), op.parent->p2p.world_of);
+    // On failure the child stays without contexts: the handle was already
+    // returned, so it is left for the user to free (the request reports why).
+    --op.parent->pending;
+    pml::Request* r = op.request;
+    idups.erase(idups.begin() + static_cast<long>(i));
+    pml::request_complete(r);
+  }
+  if (idups.empty()) pml::remove_progress_hook(idup_progress);
+  return advanced;
+}
+
+int idup_common(const char* fn, MPI_Comm comm, MPI_Info info, bool with_info, MPI_Comm* newcomm,
+                MPI_Request* request) {
+  AXON_COMM_OR_RAISE(c, comm, fn);
+  if (!newcomm || !request) return raise(c, MPI_ERR_ARG, fn, "NULL argument");
+  if (with_info && info != MPI_INFO_NULL && !info_from_handle(info))
+    return raise(c, MPI_ERR_INFO, fn, "invalid info");
+  pml::Request* r = pml::request_alloc(pml::Request::Kind::Collective);
+  r->comm = c;
+  if (c->inter) {
+    // Intercommunicator idup completes before returning (the blocking
+    // agreement between both groups); the request is already complete.
+    int rc = dup_common(fn, comm, info, with_info, newcomm);
+    r->source = MPI_ANY_SOURCE;
+    r->tag = MPI_ANY_TAG;
+    r->error = rc;
+    pml::request_complete(r);
+    *request = handle_of(r);
+    return rc;
+  }
+  Comm* child = comm_alloc(c);
+  child->topology = c->topology;
+  if (with_info) set_hints(child, info);
+  else copy_hints(c, child);
+  // Attributes are copied now: the standard fixes them at the call.
+  int rc = comm_attributes_copy(c, child);
+  if (rc != MPI_SUCCESS) {
+    comm_destroy(child);
+    pml::request_release(r);
+    return raise(c, rc, fn, "an attribute copy callback failed");
+  }
+  auto op = std::make_unique<PendingIdup>();
+  op->parent = c;
+  op->child = child;
+  op->request = r;
+  int tag = internal_tag_for_sequence(c->creation_seq++);
+  op->agreement = std::make_unique<ContextAgreement>(&c->coll, iota_ranks(c->size()), c->rank(), tag);
+  ++c->pending;
+  {
+    pml::Guard guard;
+    if (idups.empty()) pml::add_progress_hook(idup_progress);
+    idups.push_back(std::move(op));
+  }
+  *newcomm = child->handle;
+  *request = handle_of(r);
+  pml::progress();
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+AXON_API(int, MPI_Comm_idup, (MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request)) {
+  return idup_common("MPI_Comm_idup", comm, MPI_INFO_NULL, false, newcomm, request);
+}
+
+AXON_API(int, MPI_Comm_idup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request)) {
+  return idup_common("MPI_Comm_idup_with_info", comm, info, true, newcomm, request);
+}
+
+// ---------------------------------------------------------------------------
+// Split and create: every member of the parent agrees one pair; the new
+// communicators are disjoint, so they can all use it. Members that get
+// MPI_COMM_NULL give it back at once.
+
+namespace {
+
+// Builds the communicator of `world` (which holds this process at `rank`)
+// on `pair`, or releases the pair when this process is in no new communicator.
+int finish_member(Comm* parent, int pair, int rank, std::vector<int> world, MPI_Comm* newcomm) {
+  if (rank == MPI_UNDEFINED) {
+    context_release(pair);
+    *newcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  Comm* c = comm_alloc(parent);
+  comm_open_intra(c, pair, rank, std::move(world));
+  *newcomm = c->handle;
+  return MPI_SUCCESS;
+}
+
+// Split of an intracommunicator by (color, key); ties in key keep parent order.
+int split_intra(Comm* parent, int color, int key, MPI_Comm* newcomm) {
+  int n = parent->size();
+  std::vector<int> mine{color, key}, all(2 * static_cast<size_t>(n));
+  int rc = coll::allgather_bytes(mine.data(), 2 * sizeof(int), all.data(), &parent->coll);
+  if (rc != MPI_SUCCESS) return rc;
+  int pair = -1;
+  rc = agree_on_parent(parent, &pair);
+  if (rc != MPI_SUCCESS) return rc;
+  if (color == MPI_UNDEFINED) return finish_member(parent, pair, MPI_UNDEFINED, {}, newcomm);
+  std::vector<int> same;  // parent ranks with my color
+  for (int r = 0; r < n; ++r)
+    if (all[2 * r] == color) same.push_back(r);
+  std::stable_sort(same.begin(), same.end(), [&](int a, int b) { return all[2 * a + 1] < all[2 * b + 1]; });
+  std::vector<int> world(same.size());
+  int rank = MPI_UNDEFINED;
+  for (size_t i = 0; i < same.size(); ++i) {
+    world[i] = parent->p2p.world_of[same[i]];
+    if (same[i] == parent->rank()) rank = static_cast<int>(i);
+  }
+  return finish_member(parent, pair, rank, std::move(world), newcomm);
+}
+
+}  // namespace
+
+namespace axon::mpi {
+int intercomm_split(Comm* parent, int color, int key, MPI_Comm* newcomm);
+int intercomm_create_sub(Comm* parent, Group* group, MPI_Comm* newcomm);
+}  // namespace axon::mpi
+
+AXON_API(int, MPI_Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm* newcomm)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_split");
+  if (!newcomm) return raise(c, MPI_ERR_ARG, "MPI_Comm_split", "newcomm is NULL");
+  if (color < 0 && color != MPI_UNDEFINED) return raise(c, MPI_ERR_ARG, "MPI_Comm_split", "negative color");
+  int rc = c->inter ? intercomm_split(c, color, key, newcomm) : split_intra(c, color, key, newcomm);
+  if (rc != MPI_SUCCESS) return raise(c, rc, "MPI_Comm_split");
+  return MPI_SUCCESS;
+}
+
+namespace {
+
+// The color of MPI_COMM_TYPE_SHARED: the node, named by its lowest world rank.
+int node_color() { return rte::job().local_peers.empty() ? rte::job().rank : rte::job().local_peers.front(); }
+
+}  // namespace
+
+AXON_API(int, MPI_Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm)) {
+  const char* fn = "MPI_Comm_split_type";
+  AXON_COMM_OR_RAISE(c, comm, fn);
+  if (!newcomm) return raise(c, MPI_ERR_ARG, fn, "newcomm is NULL");
+  if (c->inter) return raise(c, MPI_ERR_COMM, fn, "intercommunicator");
+  if (info != MPI_INFO_NULL && !info_from_handle(info)) return raise(c, MPI_ERR_INFO, fn, "invalid info");
+  int color = MPI_UNDEFINED;
+  switch (split_type) {
+    case MPI_UNDEFINED:
+      break;
+    case MPI_COMM_TYPE_SHARED:
+      color = node_color();
+      break;
+    case MPI_COMM_TYPE_HW_GUIDED: {
+      // MPI-4.1 7.4.2: the "mpi_hw_resource_type" hint names the resource;
+      // "mpi_shared_memory" must be supported. Unknown or missing values give
+      // MPI_COMM_NULL.
+      const Info* i = info_from_handle(info);
+      const std::string* value = i ? i->find("mpi_hw_resource_type") : nullptr;
+      if (value && *value == "mpi_shared_memory") color = node_color();
+      break;
+    }
+    case MPI_COMM_TYPE_HW_UNGUIDED: {
+      // The largest hardware level that holds a strict subset of the
+      // parent's processes. Axon knows nodes (not yet sockets or caches
+      // inside a node): with processes on several nodes that is the node;
+      // within one node MPI_COMM_NULL (the standard allows it when no
+      // smaller level can be found).
+      color = node_color();
+      std::vector<int> all(c->size());
+      int rc = coll::allgather_bytes(&color, sizeof color, all.data(), &c->coll);
+      if (rc != MPI_SUCCESS) return raise(c, rc, fn);
+      if (std::count(all.begin(), all.end(), color) == c->size()) color = MPI_UNDEFINED;
+      break;
+    }
+    case MPI_COMM_TYPE_RESOURCE_GUIDED:
+      color = MPI_UNDEFINED;
+      break;
+    default:
+      return raise(c, MPI_ERR_ARG, fn, "unknown split type");
+  }
+  int rc = split_intra(c, color, key, newcomm);
+  if (rc != MPI_SUCCESS) return raise(c, rc, fn);
+  if (*newcomm != MPI_COMM_NULL && split_type == MPI_COMM_TYPE_SHARED) {
+    if (Info* i = info_from_handle(info)) comm_from_handle(*newcomm)->hints = i->entries;
+  }
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm)) {
+  const char* fn = "MPI_Comm_create";
+  AXON_COMM_OR_RAISE(c, comm, fn);
+  Group* g = group_from_handle(group);
+  if (!g) return raise(c, MPI_ERR_GROUP, fn, "invalid group");
+  if (!newcomm) return raise(c, MPI_ERR_ARG, fn, "newcomm is NULL");
+  if (c->inter) {
+    int rc = intercomm_create_sub(c, g, newcomm);
+    return rc == MPI_SUCCESS ? rc : raise(c, rc, fn);
+  }
+  // Every member of the group must belong to the communicator.
+  for (int w : g->world)
+    if (std::find(c->p2p.world_of.begin(), c->p2p.world_of.end(), w) == c->p2p.world_of.end())
+      return raise(c, MPI_ERR_GROUP, fn, "group is not a subgroup of the communicator");
+  int pair = -1;
+  int rc = agree_on_parent(c, &pair);
+  if (rc != MPI_SUCCESS) return raise(c, rc, fn, "no context id free at every member");
+  rc = finish_member(c, pair, g->my_rank(), g->world, newcomm);
+  return rc == MPI_SUCCESS ? rc : raise(c, rc, fn);
+}
+
+AXON_API(int, MPI_Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm)) {
+  const char* fn = "MPI_Comm_create_group";
+  AXON_COMM_OR_RAISE(c, comm, fn);
+  if (c->inter) return raise(c, MPI_ERR_COMM, fn, "intercommunicator");
+  Group* g = group_from_handle(group);
+  if (!g) return raise(c, MPI_ERR_GROUP, fn, "invalid group");
+  if (!newcomm) return raise(c, MPI_ERR_ARG, fn, "newcomm is NULL");
+  if (tag < 0) return raise(c, MPI_ERR_TAG, fn, "negative tag");
+  // Only the group's members take part, over the parent's collective
+  // context, addressed by their parent ranks.
+  std::vector<int> members(g->size());
+  for (int i = 0; i < g->size(); ++i) {
+    auto it = std::find(c->p2p.world_of.begin(), c->p2p.world_of.end(), g->world[i]);
+    if (it == c->p2p.world_of.end()) return raise(c, MPI_ERR_GROUP, fn, "group is not a subgroup of the communicator");
+    members[i] = static_cast<int>(it - c->p2p.world_of.begin());
+  }
+  int me = g->my_rank();
+  if (me == MPI_UNDEFINED) {
+    *newcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  int error = MPI_SUCCESS;
+  int pair = agree_context_pair(&c->coll, std::move(members), me, internal_tag_for_user(tag), &error);
+  if (error != MPI_SUCCESS) return raise(c, error, fn, "no context id free at every member");
+  return finish_member(c, pair, me, g->world, newcomm);
+}
+
+AXON_API(int, MPI_Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int* result)) {
+  AXON_COMM_OR_RAISE(a, comm1, "MPI_Comm_compare");
+  AXON_COMM_OR_RAISE(b, comm2, "MPI_Comm_compare");
+  if (!result) return raise(a, MPI_ERR_ARG, "MPI_Comm_compare", "result is NULL");
+  if (a == b) {
+    *result = MPI_IDENT;
+    return MPI_SUCCESS;
+  }
+  if (a->inter != b->inter) {
+    *result = MPI_UNEQUAL;
+    return MPI_SUCCESS;
+  }
+  Group la, lb;
+  la.world = local_world_ranks(a);
+  lb.world = local_world_ranks(b);
+  int local = group_compare(la, lb);
+  int remote = MPI_IDENT;
+  if (a->inter) {
+    Group ra, rb;
+    ra.world = a->p2p.world_of;
+    rb.world = b->p2p.world_of;
+    remote = group_compare(ra, rb);
+  }
+  if (local == MPI_UNEQUAL || remote == MPI_UNEQUAL) *result = MPI_UNEQUAL;
+  else if (local == MPI_SIMILAR || remote == MPI_SIMILAR) *result = MPI_SIMILAR;
+  else *result = MPI_CONGRUENT;
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Comm_free, (MPI_Comm * comm)) {
+  if (!comm) return raise_self(MPI_ERR_ARG, "MPI_Comm_free", "comm is NULL");
+  AXON_COMM_OR_RAISE(c, *comm, "MPI_Comm_free");
+  if (c->predefined) return raise(c, MPI_ERR_COMM, "MPI_Comm_free", "predefined communicator");
+  int rc = comm_free(c);
+  if (rc != MPI_SUCCESS) return raise(c, rc, "MPI_Comm_free", "an attribute delete callback failed");
+  *comm = MPI_COMM_NULL;
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Comm_test_inter, (MPI_Comm comm, int* flag)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_test_inter");
+  if (!flag) return raise(c, MPI_ERR_ARG, "MPI_Comm_test_inter", "flag is NULL");
+  *flag = c->inter;
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Comm_remote_size, (MPI_Comm comm, int* size)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_remote_size");
+  if (!c->inter) return raise(c, MPI_ERR_COMM, "MPI_Comm_remote_size", "not an intercommunicator");
+  if (!size) return raise(c, MPI_ERR_ARG, "MPI_Comm_remote_size", "size is NULL");
+  *size = c->size();
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Comm_get_parent, (MPI_Comm * parent)) {
+  if (!parent) return raise_self(MPI_ERR_ARG, "MPI_Comm_get_parent", "parent is NULL");
+  *parent = MPI_COMM_NULL;  // no dynamic process management: never spawned
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Comm_set_info, (MPI_Comm comm, MPI_Info info)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_set_info");
+  Info* i = info_from_handle(info);
+  if (!i) return raise(c, MPI_ERR_INFO, "MPI_Comm_set_info", "invalid info");
+  // Later values replace earlier ones; keys not given keep their value.
+  for (const auto& [key, value] : i->entries) {
+    auto it = std::find_if(c->hints.begin(), c->hints.end(), [&](const auto& e) { return e.first == key; });
+    if (it != c->hints.end()) it->second = value;
+    else c->hints.emplace_back(key, value);
+  }
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Comm_get_info, (MPI_Comm comm, MPI_Info* info_used)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_get_info");
+  if (!info_used) return raise(c, MPI_ERR_ARG, "MPI_Comm_get_info", "info_used is NULL");
+  Info* i = info_new();
+  if (!i) return raise(c, MPI_ERR_NO_MEM, "MPI_Comm_get_info");
+  i->entries = c->hints;
+  *info_used = info_handle(i);
+  return MPI_SUCCESS;
+}

@@ -1,0 +1,51 @@
+// Creating and destroying communicators (src/mpi/communicator.cpp,
+// src/mpi/intercomm.cpp). See docs/communicators.md.
+#pragma once
+
+#include <vector>
+
+#include "mpi/objects.h"
+
+namespace axon::mpi {
+
+// The world ranks of the communicator's group (the local group of an
+// intercommunicator), in rank order, and its size.
+const std::vector<int>& local_world_ranks(const Comm* c);
+int local_size(const Comm* c);
+
+// A new heap communicator that inherits the parent's error handler (MPI-4.1
+// 9.3: new communicators inherit the parent's handler). It has no contexts yet.
+Comm* comm_alloc(const Comm* parent);
+// Opens an intracommunicator's contexts on an agreed pool pair.
+void comm_open_intra(Comm* c, int pair, int rank, std::vector<int> world);
+// Opens an intercommunicator: p2p/coll on `pair` map remote ranks, `local`
+// (the collective id of `local_pair`) carries local-group traffic.
+void comm_open_inter(Comm* c, int pair, int local_pair, int rank, std::vector<int> local_world,
+                     std::vector<int> remote_world);
+// Deallocates at once (error paths of a creation; nothing uses it yet).
+void comm_destroy(Comm* c);
+// MPI_Comm_free's work after the checks: runs the attribute delete callbacks,
+// invalidates the handle and deallocates once nothing pending uses it.
+int comm_free(Comm* c);
+// MPI_Finalize: deallocates every communicator still waiting for its pending
+// operations (nothing will drive them any more).
+void comms_reap_all();
+
+// Pair agreement among all processes of two groups joined by their leaders
+// (intercommunicator creation, merge, dup). Each group runs a local AND over
+// `local` among `members` (ranks in `local`, leader first), the leaders swap
+// results over `bridge` with `bridge_peer`, and the leader broadcasts.
+struct TwoGroups {
+  pml::Context* local;
+  std::vector<int> members;  // ranks in `local`; members[0] is the leader
+  int me;                    // this process's index in members
+  pml::Context* bridge;      // leaders only
+  int bridge_peer;
+  int tag;
+};
+int agree_pair_two_groups(const TwoGroups& t, int* error);
+// Broadcasts / exchanges vectors of ints within TwoGroups (leader swaps with
+// the remote leader, then broadcasts what it received).
+int swap_ints_two_groups(const TwoGroups& t, const std::vector<int>& mine, std::vector<int>* theirs);
+
+}  // namespace axon::mpi

@@ -1,0 +1,207 @@
+// The context-id pool and the agreement protocol described in context_id.h.
+#include "mpi/context_id.h"
+
+#include <mpi.h>
+
+#include <bit>
+
+#include "datatype/datatype.h"
+
+namespace axon::mpi {
+
+namespace {
+
+// Bit p set: pair p is free (in_use clear) / reserved by a creation in flight.
+struct Pool {
+  ContextMask in_use{};
+  ContextMask reserved{};
+  Pool() {
+    for (int p = 0; p < kReservedPairs; ++p) in_use[p / 64] |= uint64_t{1} << (p % 64);
+  }
+} pool;
+
+bool test(const ContextMask& m, int p) { return (m[p / 64] >> (p % 64)) & 1; }
+void set(ContextMask& m, int p) { m[p / 64] |= uint64_t{1} << (p % 64); }
+void clear(ContextMask& m, int p) { m[p / 64] &= ~(uint64_t{1} << (p % 64)); }
+
+int lowest(const ContextMask& m) {
+  for (size_t w = 0; w < m.size(); ++w)
+    if (m[w]) return static_cast<int>(w * 64 + std::countr_zero(m[w]));
+  return -1;
+}
+
+const Datatype* bytes_type() { return datatype_from_handle(MPI_BYTE); }
+
+}  // namespace
+
+ContextMask context_candidates() {
+  pml::Guard guard;
+  ContextMask m;
+  for (size_t w = 0; w < m.size(); ++w) m[w] = ~(pool.in_use[w] | pool.reserved[w]);
+  return m;
+}
+
+int context_try_reserve(const ContextMask& agreed, bool* reserved) {
+  pml::Guard guard;
+  int p = lowest(agreed);
+  *reserved = p >= 0 && !test(pool.in_use, p) && !test(pool.reserved, p);
+  if (*reserved) set(pool.reserved, p);
+  return p;
+}
+
+void context_unreserve(int pair) {
+  pml::Guard guard;
+  clear(pool.reserved, pair);
+}
+
+void context_commit(int pair) {
+  pml::Guard guard;
+  clear(pool.reserved, pair);
+  set(pool.in_use, pair);
+}
+
+void context_release(int pair) {
+  pml::Guard guard;
+  if (pair >= kReservedPairs) clear(pool.in_use, pair);
+}
+
+// ---------------------------------------------------------------------------
+
+MaskAllreduce::MaskAllreduce(pml::Context* ctx, std::vector<int> members, int me, int tag)
+    : ctx_(ctx), members_(std::move(members)), tag_(tag) {
+  int n = static_cast<int>(members_.size());
+  // Binomial reduce towards index 0: receive from children below our lowest
+  // set bit, then send to the parent.
+  int mask = 1;
+  for (; mask < n; mask <<= 1) {
+    if (me & mask) {
+      plan_.push_back({true, me - mask, false});
+      break;
+    }
+    if (me + mask < n) plan_.push_back({false, me + mask, true});
+  }
+  // Binomial broadcast from index 0: the parent is the same node, then
+  // children in decreasing distance.
+  if (me != 0) plan_.push_back({false, me - (me & -me), false});
+  int top = 1;
+  while (top < n) top <<= 1;
+  int limit = me == 0 ? top : (me & -me);
+  for (int d = limit >> 1; d > 0; d >>= 1)
+    if (me + d < n) plan_.push_back({true, me + d, false});
+}
+
+MaskAllreduce::~MaskAllreduce() {
+  // Only reachable with a request in flight when the job is being torn down
+  // after an error; the request stays with the PML.
+  if (pending_) {
+    pml::Guard guard;
+    if (pending_->complete.load()) pml::request_release(pending_);
+    else pending_->free_when_complete = true;
+  }
+}
+
+void MaskAllreduce::start(std::vector<uint64_t> words) {
+  words_ = std::move(words);
+  incoming_.assign(words_.size(), 0);
+  next_ = 0;
+  error_ = 0;
+}
+
+bool MaskAllreduce::step() {
+  pml::Guard guard;
+  size_t bytes = words_.size() * sizeof(uint64_t);
+  while (next_ < plan_.size()) {
+    const Op& op = plan_[next_];
+    if (!pending_) {
+      int peer = members_[op.peer];
+      int rc = op.send ? pml::isend(words_.data(), static_cast<MPI_Count>(bytes), bytes_type(), peer, tag_,
+                                    ctx_, pml::SendMode::Standard, &pending_)
+                       : pml::irecv(incoming_.data(), static_cast<MPI_Count>(bytes), bytes_type(), peer,
+                                    tag_, ctx_, &pending_);
+      if (rc != MPI_SUCCESS) {
+        error_ = rc;
+        pending_ = nullptr;
+        return true;
+      }
+    }
+    if (!pending_->complete.load(std::memory_order_acquire)) return false;
+    int rc = pending_->error;
+    pml::request_release(pending_);
+    pending_ = nullptr;
+    if (rc != MPI_SUCCESS) {
+      error_ = rc;
+      return true;
+    }
+    if (!op.send) {
+      for (size_t i = 0; i < words_.size(); ++i) words_[i] = op.combine ? words_[i] & incoming_[i] : incoming_[i];
+    }
+    ++next_;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+
+ContextAgreement::ContextAgreement(pml::Context* ctx, std::vector<int> members, int me, int tag)
+    : reduce_(ctx, std::move(members), me, tag) {
+  begin_round();
+}
+
+void ContextAgreement::begin_round() {
+  ContextMask m = context_candidates();
+  reduce_.start({m.begin(), m.end()});
+  phase_ = Phase::Candidates;
+}
+
+bool ContextAgreement::step() {
+  while (phase_ != Phase::Done) {
+    if (!reduce_.step()) return false;
+    if (reduce_.error() != MPI_SUCCESS) {
+      if (reserved_) context_unreserve(candidate_);
+      reserved_ = false;
+      error_ = reduce_.error();
+      phase_ = Phase::Done;
+      break;
+    }
+    if (phase_ == Phase::Candidates) {
+      ContextMask agreed;
+      std::copy(reduce_.result().begin(), reduce_.result().end(), agreed.begin());
+      candidate_ = context_try_reserve(agreed, &reserved_);
+      if (candidate_ < 0) {  // the same at every member: nothing is free everywhere
+        error_ = MPI_ERR_OTHER;
+        phase_ = Phase::Done;
+        break;
+      }
+      reduce_.start({reserved_ ? uint64_t{1} : uint64_t{0}});
+      phase_ = Phase::Confirm;
+    } else {
+      if (reduce_.result()[0] == 1) {
+        context_commit(candidate_);
+        pair_ = candidate_;
+        phase_ = Phase::Done;
+      } else {
+        // Someone lost the candidate to a concurrent creation: try again.
+        if (reserved_) context_unreserve(candidate_);
+        reserved_ = false;
+        begin_round();
+      }
+    }
+  }
+  return true;
+}
+
+int agree_context_pair(pml::Context* ctx, std::vector<int> members, int me, int tag, int* error) {
+  ContextAgreement agreement(ctx, std::move(members), me, tag);
+  bool done = false;
+  pml::wait_until([&] { return done || (done = agreement.step()); });
+  *error = agreement.error();
+  return agreement.pair();
+}
+
+int agree_context_pair(pml::Context* ctx, int tag, int* error) {
+  std::vector<int> all(ctx->size());
+  for (int i = 0; i < ctx->size(); ++i) all[i] = i;
+  return agree_context_pair(ctx, std::move(all), ctx->rank, tag, error);
+}
+
+}  // namespace axon::mpi
