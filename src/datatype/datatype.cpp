@@ -43,7 +43,20 @@ constexpr std::array<TypeBlock, 2> pair_blocks = {{
 struct Entry {
     MPI_Datatype handle;
     Datatype type;
+    SignatureRun signature;  // one element of the type itself
 };
+
+// Alignment of a basic type in a C struct (the k_i of the extent rule).
+std::size_t basic_alignment(std::size_t size, ElementKind element) {
+    switch (element) {
+        case ElementKind::complex_float16: case ElementKind::complex_float32:
+        case ElementKind::complex_float64: case ElementKind::complex_float80:
+        case ElementKind::complex_float128:
+            return size / 2;
+        default:
+            return size > 16 ? 16 : size;
+    }
+}
 
 // A basic type of `size` bytes with no holes.
 void set_basic(Datatype& t, const char* name, std::size_t size, ElementKind element, OpGroup group) {
@@ -61,6 +74,7 @@ void set_basic(Datatype& t, const char* name, std::size_t size, ElementKind elem
     t.elements_per_item = 1;
     t.blocks = whole_block(size);
     t.block_count = 1;
+    t.align = basic_alignment(size, element);
 }
 
 // A MINLOC/MAXLOC pair: size is the sum of the members, extent that of the
@@ -82,6 +96,7 @@ void set_pair(Datatype& t, const char* name, ElementKind element) {
     t.element = element;
     t.op_group = OpGroup::minloc_pair;
     t.elements_per_item = 1;
+    t.align = alignof(Pair);
     if (t.contiguous) {
         t.blocks = whole_block(data);
         t.block_count = 1;
@@ -209,6 +224,9 @@ struct Table {
         for (std::size_t i = 0; i < n; ++i) {
             handles[i] = entries[i].handle;
             entries[i].type.abi_handle = static_cast<std::uint16_t>(handle_value(entries[i].handle));
+            entries[i].signature = {&entries[i].type, 1};
+            entries[i].type.signature = &entries[i].signature;
+            entries[i].type.signature_count = 1;
             by_value[handle_value(entries[i].handle) - datatype_handle_base] = &entries[i].type;
         }
     }
@@ -269,33 +287,75 @@ bool bytes_for_count(const Datatype& type, MPI_Count count, std::size_t* bytes) 
 }
 
 void pack_items(const Datatype& type, const void* user, std::size_t count, void* packed) {
-    const auto* src = static_cast<const unsigned char*>(user);
-    auto* dst = static_cast<unsigned char*>(packed);
     if (type.contiguous) {
-        if (count != 0) std::memcpy(dst, src, type.size * count);
+        if (count != 0 && type.size != 0) std::memcpy(packed, user, type.size * count);
         return;
     }
-    for (std::size_t i = 0; i < count; ++i, src += type.extent) {
+    Convertor cv(type, user, count);
+    convertor_pack(cv, packed, cv.total);
+}
+
+void unpack_items(const Datatype& type, const void* packed, std::size_t count, void* user) {
+    if (type.contiguous) {
+        if (count != 0 && type.size != 0) std::memcpy(user, packed, type.size * count);
+        return;
+    }
+    Convertor cv(type, user, count);
+    convertor_unpack(cv, packed, cv.total);
+}
+
+void copy_items_between(const Datatype& type, const void* in, void* out, std::size_t count) {
+    const auto* src = static_cast<const unsigned char*>(in);
+    auto* dst = static_cast<unsigned char*>(out);
+    if (type.contiguous) {
+        if (count != 0 && type.size != 0 && src != dst) std::memmove(dst, src, type.size * count);
+        return;
+    }
+    for (std::size_t i = 0; i < count * type.reps; ++i) {
+        const std::ptrdiff_t unit = static_cast<std::ptrdiff_t>(i / type.reps) * type.extent +
+                                    static_cast<std::ptrdiff_t>(i % type.reps) * type.rep_stride;
         for (std::size_t b = 0; b < type.block_count; ++b) {
-            std::memcpy(dst, src + type.blocks[b].offset, type.blocks[b].length);
-            dst += type.blocks[b].length;
+            const TypeBlock& block = type.blocks[b];
+            for (std::size_t r = 0; r < block.count; ++r) {
+                const std::ptrdiff_t at = unit + block.offset + static_cast<std::ptrdiff_t>(r) * block.stride;
+                std::memmove(dst + at, src + at, block.length);
+            }
         }
     }
 }
 
-void unpack_items(const Datatype& type, const void* packed, std::size_t count, void* user) {
-    const auto* src = static_cast<const unsigned char*>(packed);
-    auto* dst = static_cast<unsigned char*>(user);
-    if (type.contiguous) {
-        if (count != 0) std::memcpy(dst, src, type.size * count);
-        return;
-    }
-    for (std::size_t i = 0; i < count; ++i, dst += type.extent) {
-        for (std::size_t b = 0; b < type.block_count; ++b) {
-            std::memcpy(dst + type.blocks[b].offset, src, type.blocks[b].length);
-            src += type.blocks[b].length;
-        }
-    }
+Datatype* type_value_index(const Datatype& value, const Datatype& index) {
+    struct P { MPI_Datatype value, index, pair; };
+    static const P pairs[] = {
+        {MPI_FLOAT, MPI_INT, MPI_FLOAT_INT},     {MPI_DOUBLE, MPI_INT, MPI_DOUBLE_INT},
+        {MPI_LONG, MPI_INT, MPI_LONG_INT},       {MPI_INT, MPI_INT, MPI_2INT},
+        {MPI_SHORT, MPI_INT, MPI_SHORT_INT},     {MPI_LONG_DOUBLE, MPI_INT, MPI_LONG_DOUBLE_INT},
+        {MPI_REAL, MPI_REAL, MPI_2REAL},         {MPI_DOUBLE_PRECISION, MPI_DOUBLE_PRECISION, MPI_2DOUBLE_PRECISION},
+        {MPI_INTEGER, MPI_INTEGER, MPI_2INTEGER},
+    };
+    if (!value.predefined || !index.predefined) return nullptr;
+    for (const P& p : pairs)
+        if (to_handle(&value) == p.value && to_handle(&index) == p.index) return datatype_from_handle(p.pair);
+    return nullptr;
+}
+
+Datatype* type_match_size(int typeclass, int size) {
+    struct M { int typeclass, size; MPI_Datatype type; };
+    static const M table[] = {
+        {MPI_TYPECLASS_INTEGER, 1, MPI_INTEGER1}, {MPI_TYPECLASS_INTEGER, 2, MPI_INTEGER2},
+        {MPI_TYPECLASS_INTEGER, 4, MPI_INTEGER4}, {MPI_TYPECLASS_INTEGER, 8, MPI_INTEGER8},
+        {MPI_TYPECLASS_INTEGER, 16, MPI_INTEGER16},
+        {MPI_TYPECLASS_REAL, 2, MPI_REAL2}, {MPI_TYPECLASS_REAL, 4, MPI_REAL4},
+        {MPI_TYPECLASS_REAL, 8, MPI_REAL8}, {MPI_TYPECLASS_REAL, 16, MPI_REAL16},
+        {MPI_TYPECLASS_COMPLEX, 4, MPI_COMPLEX4}, {MPI_TYPECLASS_COMPLEX, 8, MPI_COMPLEX8},
+        {MPI_TYPECLASS_COMPLEX, 16, MPI_COMPLEX16}, {MPI_TYPECLASS_COMPLEX, 32, MPI_COMPLEX32},
+        {MPIX_TYPECLASS_LOGICAL, 1, MPI_LOGICAL1}, {MPIX_TYPECLASS_LOGICAL, 2, MPI_LOGICAL2},
+        {MPIX_TYPECLASS_LOGICAL, 4, MPI_LOGICAL4}, {MPIX_TYPECLASS_LOGICAL, 8, MPI_LOGICAL8},
+        {MPIX_TYPECLASS_LOGICAL, 16, MPI_LOGICAL16},
+    };
+    for (const M& m : table)
+        if (m.typeclass == typeclass && m.size == size) return datatype_from_handle(m.type);
+    return nullptr;
 }
 
 void datatype_retain(Datatype* type) {

@@ -1,10 +1,12 @@
-// The object behind an MPI_Datatype handle, the table of predefined types and
-// the handle <-> object mapping.
+// The object behind an MPI_Datatype handle, the table of predefined types,
+// the handle <-> object mapping, and the derived-type engine's interface:
+// constructors (derived.cpp), the flattened layout (layout.cpp), the
+// resumable convertor and element counting (convertor.cpp) and the
+// external32 representation (external32.cpp). docs/datatypes-and-ops.md
+// explains how the pieces fit.
 //
-// Today only predefined types exist; derived types (with a flattened block
-// representation and a resumable convertor) grow here later. Callers use the
-// fields below and the free functions; new fields may be appended without
-// breaking them.
+// Callers use the fields below and the free functions; new fields may be
+// appended without breaking them.
 #pragma once
 
 #include <mpi.h>
@@ -12,7 +14,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <vector>
 
 namespace axon {
 
@@ -56,10 +60,47 @@ enum class OpGroup : std::uint8_t {
 };
 
 // One contiguous run of bytes inside an item of a type: offset from the
-// item's start (may be negative for derived types) and length.
+// item's start (may be negative for derived types) and length. Derived types
+// compress regular patterns: the run repeats `count` times, `stride` bytes
+// apart (a vector of a million blocks is one TypeBlock). Predefined types
+// always have count 1.
 struct TypeBlock {
     std::ptrdiff_t offset;
     std::size_t length;
+    std::size_t count = 1;
+    std::ptrdiff_t stride = 0;
+};
+
+struct Datatype;
+
+// The type signature in packed order, run-length encoded: `count` basic
+// elements of the predefined type `basic` (a MINLOC pair counts as one).
+struct SignatureRun {
+    const Datatype* basic;
+    std::size_t count;
+};
+
+// How a derived type was made, for MPI_Type_get_envelope/get_contents: the
+// combiner and the argument arrays exactly as the standard lists them.
+// `types` hold references (released with the contents).
+struct TypeContents {
+    int combiner = MPI_COMBINER_NAMED;
+    std::vector<int> ints;
+    std::vector<MPI_Aint> addresses;
+    std::vector<MPI_Count> large_counts;
+    std::vector<Datatype*> types;
+    TypeContents() = default;
+    TypeContents(const TypeContents&) = delete;
+    TypeContents& operator=(const TypeContents&) = delete;
+    ~TypeContents();
+};
+
+// What a derived type owns: its flattened block array and signature (the
+// Datatype's `blocks` / `signature` point into them) and its construction.
+struct DerivedParts {
+    std::vector<TypeBlock> blocks;
+    std::vector<SignatureRun> signature;
+    TypeContents contents;
 };
 
 inline constexpr std::uint32_t datatype_magic_live = 0xA7D7A7E5u;
@@ -87,8 +128,30 @@ struct Datatype {
     std::size_t block_count = 0;
     // Only heap (derived) types are counted; predefined ones live forever.
     std::atomic<int> refcount{1};
-    // Derived-type fields (flattened representation, envelope/contents) are
-    // appended here later.
+    // Cached attributes (src/mpi/attributes.h owns what this points to);
+    // nullptr when none. Predefined types can hold attributes too.
+    void* attributes = nullptr;
+
+    // ---- derived-type engine -------------------------------------------------
+    // Largest alignment of the basic types inside (the standard's k_i), used
+    // for the epsilon that rounds an extent without an explicit upper bound.
+    std::size_t align = 1;
+    // Explicit bounds (the standard's lb_marker / ub_marker, set by
+    // MPI_Type_create_resized and inherited by enclosing constructors): when
+    // set, `lb` (resp. lb + extent) is the marker's position and data outside
+    // does not move it.
+    bool has_lb_marker = false;
+    bool has_ub_marker = false;
+    // One item is `reps` units, unit r at r * rep_stride bytes; `blocks` and
+    // `signature` describe one unit (so size == reps * unit bytes). This keeps
+    // contiguous/vector of a non-contiguous type compact. Predefined: 1.
+    std::size_t reps = 1;
+    std::ptrdiff_t rep_stride = 0;
+    // Signature of one unit (predefined types: one run of themselves).
+    const SignatureRun* signature = nullptr;
+    std::size_t signature_count = 0;
+    std::unique_ptr<DerivedParts> derived;  // null for predefined types
+    char name_buffer[MPI_MAX_OBJECT_NAME] = {};  // MPI_Type_set_name storage
 };
 
 // The object behind a handle: predefined handle values index a static table
@@ -117,8 +180,113 @@ bool bytes_for_count(const Datatype& type, MPI_Count count, std::size_t* bytes);
 void pack_items(const Datatype& type, const void* user, std::size_t count, void* packed);
 void unpack_items(const Datatype& type, const void* packed, std::size_t count, void* user);
 
-// Derived-type lifetime (for later; predefined types ignore these).
+// Derived-type lifetime: every holder of a derived type (a handle, a type
+// built from it, a pending operation) keeps a reference; predefined types
+// ignore these. The PML retains a request's type while it is pending, so
+// MPI_Type_free during a pending operation is safe.
 void datatype_retain(Datatype* type);
 void datatype_release(Datatype* type);  // deletes a heap type at zero
+
+// Copies `count` items of `type` from `src` to `dst` (both laid out as the
+// type), only the bytes the type covers (memmove per block).
+void copy_items_between(const Datatype& type, const void* src, void* dst, std::size_t count);
+
+// ---- constructors (derived.cpp) --------------------------------------------
+// Each returns MPI_SUCCESS and a new uncommitted type with refcount 1 in
+// *out, or an MPI error class (MPI_ERR_COUNT, MPI_ERR_ARG, MPI_ERR_TYPE,
+// MPI_ERR_NO_MEM) and leaves *out alone. `large` says the call came from a
+// large-count (_c) binding: get_contents then reports the counts and
+// displacements in array_of_large_counts as MPI-4.1 table 5.1 lists them.
+// Old types must be valid (non-null); they are retained by the new type.
+int type_contiguous(MPI_Count count, Datatype* old, bool large, Datatype** out);
+int type_vector(MPI_Count count, MPI_Count blocklength, MPI_Count stride, Datatype* old, bool large,
+                Datatype** out);
+int type_hvector(MPI_Count count, MPI_Count blocklength, MPI_Count stride_bytes, Datatype* old, bool large,
+                 Datatype** out);
+// displacements in units of old's extent
+int type_indexed(MPI_Count count, const MPI_Count* blocklengths, const MPI_Count* displacements, Datatype* old,
+                 bool large, Datatype** out);
+int type_hindexed(MPI_Count count, const MPI_Count* blocklengths, const MPI_Count* displacements_bytes,
+                  Datatype* old, bool large, Datatype** out);
+int type_indexed_block(MPI_Count count, MPI_Count blocklength, const MPI_Count* displacements, Datatype* old,
+                       bool large, Datatype** out);
+int type_hindexed_block(MPI_Count count, MPI_Count blocklength, const MPI_Count* displacements_bytes,
+                        Datatype* old, bool large, Datatype** out);
+int type_struct(MPI_Count count, const MPI_Count* blocklengths, const MPI_Count* displacements_bytes,
+                Datatype* const* types, bool large, Datatype** out);
+// order: MPI_ORDER_C or MPI_ORDER_FORTRAN
+int type_subarray(int ndims, const MPI_Count* sizes, const MPI_Count* subsizes, const MPI_Count* starts,
+                  int order, Datatype* old, bool large, Datatype** out);
+int type_darray(int size, int rank, int ndims, const MPI_Count* gsizes, const int* distribs, const int* dargs,
+                const int* psizes, int order, Datatype* old, bool large, Datatype** out);
+int type_resized(Datatype* old, MPI_Count lb, MPI_Count extent, bool large, Datatype** out);
+int type_dup(Datatype* old, Datatype** out);
+// MPI_Type_get_value_index: the predefined MINLOC/MAXLOC pair type of
+// (value, index), or nullptr when none exists (MPI_DATATYPE_NULL).
+Datatype* type_value_index(const Datatype& value, const Datatype& index);
+// The construction of a derived type; nullptr for predefined types.
+const TypeContents* type_contents(const Datatype& type);
+
+// ---- convertor (convertor.cpp) ----------------------------------------------
+// Packs or unpacks any byte range of the packed stream of `count` items of a
+// type: the stream is the items' data in type-map order with the holes
+// removed (type.size * count bytes). The convertor keeps a cursor, so a
+// sender can produce a message in pieces and a receiver can unpack
+// fragments as they arrive in order:
+//
+//   Convertor cv(type, user_buffer, count);          // position 0
+//   while (cv.remaining()) n = convertor_pack(cv, fragment, fragment_size);
+//
+//   Convertor rv(type, user_buffer, count);
+//   for each arriving fragment (in order): convertor_unpack(rv, data, len);
+//
+// convertor_seek jumps to any stream offset (retransmission, out-of-order
+// pieces). Partial items are fine: a receive that gets fewer bytes than it
+// posted unpacks exactly the bytes that arrived.
+struct Convertor {
+    const Datatype* type = nullptr;
+    unsigned char* base = nullptr;   // the user buffer (MPI_BOTTOM may be null)
+    std::size_t total = 0;           // bytes in the packed stream
+    std::size_t position = 0;        // stream offset of the cursor
+    // Cursor: unit index (over count * reps), block, repetition in the block,
+    // bytes done in that repetition.
+    std::size_t unit = 0;
+    std::size_t block = 0;
+    std::size_t rep = 0;
+    std::size_t in_block = 0;
+
+    Convertor() = default;
+    Convertor(const Datatype& type, const void* buffer, std::size_t count);
+    std::size_t remaining() const { return total - position; }
+};
+void convertor_seek(Convertor& cv, std::size_t offset);
+// Each returns the bytes moved: min(max/len, remaining()).
+std::size_t convertor_pack(Convertor& cv, void* out, std::size_t max);
+std::size_t convertor_unpack(Convertor& cv, const void* in, std::size_t len);
+
+// Unpacks the first `bytes` bytes of a packed stream of `type` items into
+// `user` (the whole items, then whatever part of the last item arrived).
+void unpack_bytes(const Datatype& type, const void* packed, std::size_t bytes, void* user);
+
+// MPI_Get_elements: how many basic elements the first `bytes` bytes of a
+// packed stream of `type` items hold. False when `bytes` ends inside a basic
+// element (the caller returns MPI_UNDEFINED). Pair types count as one element.
+bool count_elements(const Datatype& type, std::size_t bytes, MPI_Count* out);
+
+// ---- external32 (external32.cpp) ----------------------------------------------
+// Bytes one item of `type` takes in the external32 representation (big
+// endian, the standard's sizes: MPI_LONG 4, MPI_LONG_DOUBLE 16, ...); false
+// on overflow.
+bool external32_size(const Datatype& type, std::size_t count, std::size_t* bytes);
+// Converts `count` items between the native layout and external32. Returns
+// MPI_SUCCESS or MPI_ERR_NO_MEM. A value that does not fit the narrower
+// external type (a long outside 32 bits) is truncated, as MPICH does. `out`
+// must hold external32_size bytes.
+int external32_pack(const Datatype& type, const void* user, std::size_t count, void* out);
+int external32_unpack(const Datatype& type, const void* in, std::size_t count, void* user);
+
+// ---- lookups for MPI_Type_match_size -----------------------------------------
+// The predefined Fortran type of a type class and size, or nullptr.
+Datatype* type_match_size(int typeclass, int size);
 
 }  // namespace axon

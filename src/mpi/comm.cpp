@@ -1,10 +1,10 @@
-// The predefined communicators and the communicator queries of the
-// foundation (rank, size, names). Creating communicators comes with the
-// object-model work.
+// The predefined communicators and the basic queries (rank, size, names).
+// Creating and freeing communicators: src/mpi/communicator.cpp.
 #include <cstring>
 #include <numeric>
 
 #include "mpi/api.h"
+#include "mpi/communicator.h"
 #include "rte/rte.h"
 
 namespace axon::mpi {
@@ -48,6 +48,7 @@ void comms_init() {
 }
 
 void comms_finalize() {
+  comms_reap_all();
   for (Comm* c : {&world, &self}) {
     pml::context_close(&c->p2p);
     pml::context_close(&c->coll);
@@ -70,7 +71,7 @@ AXON_API(int, MPI_Comm_rank, (MPI_Comm comm, int* rank)) {
 AXON_API(int, MPI_Comm_size, (MPI_Comm comm, int* size)) {
   AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_size");
   if (!size) return raise(c, MPI_ERR_ARG, "MPI_Comm_size", "size is NULL");
-  *size = c->size();
+  *size = local_size(c);  // an intercommunicator's size is its local group's
   return MPI_SUCCESS;
 }
 

@@ -41,7 +41,8 @@ struct TwoGroups {
   int me;                    // this process's index in members
   pml::Context* bridge;      // leaders only
   int bridge_peer;
-  int tag;
+  int tag;                   // on `local`
+  int bridge_tag;            // on `bridge`
 };
 int agree_pair_two_groups(const TwoGroups& t, int* error);
 // Broadcasts / exchanges vectors of ints within TwoGroups (leader swaps with

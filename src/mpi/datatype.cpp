@@ -1,9 +1,12 @@
-// Datatype queries and MPI_Pack/MPI_Unpack. Only predefined datatypes exist
-// so far; these calls are written against the Datatype object and work
-// unchanged when derived types arrive.
+// Datatype queries and lifetime: size/extent (int, _x, _c), names,
+// envelope/contents, commit/dup/free, match_size, get_value_index, and the
+// address helpers. Constructors are in type_create.cpp, packing in pack.cpp.
+// Datatype calls have no communicator: errors are raised on MPI_COMM_SELF.
+#include <algorithm>
 #include <cstring>
 
 #include "mpi/api.h"
+#include "mpi/attributes.h"
 
 using namespace axon;
 using namespace axon::mpi;
@@ -15,40 +18,102 @@ int type_or_raise(MPI_Datatype handle, Datatype** out, const char* fn) {
   *out = t;
   return MPI_SUCCESS;
 }
+
+template <typename T>
+int size_of(const char* fn, MPI_Datatype datatype, T* size) {
+  Datatype* t = nullptr;
+  if (int rc = type_or_raise(datatype, &t, fn)) return rc;
+  if (!size) return raise_self(MPI_ERR_ARG, fn, "size is NULL");
+  if constexpr (sizeof(T) == sizeof(int))
+    *size = t->size > static_cast<size_t>(INT32_MAX) ? MPI_UNDEFINED : static_cast<int>(t->size);
+  else
+    *size = static_cast<T>(t->size);
+  return MPI_SUCCESS;
+}
+
+template <typename T>
+int extent_of(const char* fn, MPI_Datatype datatype, T* lb, T* extent, bool true_bounds) {
+  Datatype* t = nullptr;
+  if (int rc = type_or_raise(datatype, &t, fn)) return rc;
+  if (!lb || !extent) return raise_self(MPI_ERR_ARG, fn, "NULL argument");
+  *lb = static_cast<T>(true_bounds ? t->true_lb : t->lb);
+  *extent = static_cast<T>(true_bounds ? t->true_extent : t->extent);
+  return MPI_SUCCESS;
+}
+
+// The envelope of a type: (integers, addresses, large counts, types, combiner).
+struct Envelope {
+  MPI_Count ints = 0, addresses = 0, large_counts = 0, types = 0;
+  int combiner = MPI_COMBINER_NAMED;
+};
+Envelope envelope_of(const Datatype& t) {
+  Envelope e;
+  if (const TypeContents* c = type_contents(t)) {
+    e.ints = static_cast<MPI_Count>(c->ints.size());
+    e.addresses = static_cast<MPI_Count>(c->addresses.size());
+    e.large_counts = static_cast<MPI_Count>(c->large_counts.size());
+    e.types = static_cast<MPI_Count>(c->types.size());
+    e.combiner = c->combiner;
+  }
+  return e;
+}
+
+int contents_of(const char* fn, MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
+                MPI_Count max_large_counts, MPI_Count max_datatypes, int* integers, MPI_Aint* addresses,
+                MPI_Count* large_counts, MPI_Datatype* datatypes, bool large_binding) {
+  Datatype* t = nullptr;
+  if (int rc = type_or_raise(datatype, &t, fn)) return rc;
+  const TypeContents* c = type_contents(*t);
+  if (!c) return raise_self(MPI_ERR_TYPE, fn, "a predefined datatype has no contents");
+  if (!large_binding && !c->large_counts.empty())
+    return raise_self(MPI_ERR_TYPE, fn, "made by a large-count constructor: use MPI_Type_get_contents_c");
+  if (max_integers < static_cast<MPI_Count>(c->ints.size()) ||
+      max_addresses < static_cast<MPI_Count>(c->addresses.size()) ||
+      max_large_counts < static_cast<MPI_Count>(c->large_counts.size()) ||
+      max_datatypes < static_cast<MPI_Count>(c->types.size()))
+    return raise_self(MPI_ERR_ARG, fn, "an output array is smaller than the envelope says");
+  if ((!c->ints.empty() && !integers) || (!c->addresses.empty() && !addresses) ||
+      (!c->large_counts.empty() && !large_counts) || (!c->types.empty() && !datatypes))
+    return raise_self(MPI_ERR_ARG, fn, "NULL output array");
+  std::copy(c->ints.begin(), c->ints.end(), integers);
+  std::copy(c->addresses.begin(), c->addresses.end(), addresses);
+  std::copy(c->large_counts.begin(), c->large_counts.end(), large_counts);
+  // Derived types come back as new references the caller frees (MPI-4.1 5.1.13).
+  for (size_t i = 0; i < c->types.size(); ++i) {
+    datatype_retain(c->types[i]);
+    datatypes[i] = to_handle(c->types[i]);
+  }
+  return MPI_SUCCESS;
+}
 }  // namespace
 
 AXON_API(int, MPI_Type_size, (MPI_Datatype datatype, int* size)) {
-  Datatype* t = nullptr;
-  if (int rc = type_or_raise(datatype, &t, "MPI_Type_size")) return rc;
-  if (!size) return raise_self(MPI_ERR_ARG, "MPI_Type_size", "size is NULL");
-  *size = t->size > static_cast<size_t>(INT32_MAX) ? MPI_UNDEFINED : static_cast<int>(t->size);
-  return MPI_SUCCESS;
+  return size_of("MPI_Type_size", datatype, size);
 }
-
 AXON_API(int, MPI_Type_size_c, (MPI_Datatype datatype, MPI_Count* size)) {
-  Datatype* t = nullptr;
-  if (int rc = type_or_raise(datatype, &t, "MPI_Type_size_c")) return rc;
-  if (!size) return raise_self(MPI_ERR_ARG, "MPI_Type_size_c", "size is NULL");
-  *size = static_cast<MPI_Count>(t->size);
-  return MPI_SUCCESS;
+  return size_of("MPI_Type_size_c", datatype, size);
+}
+AXON_API(int, MPI_Type_size_x, (MPI_Datatype datatype, MPI_Count* size)) {
+  return size_of("MPI_Type_size_x", datatype, size);
 }
 
 AXON_API(int, MPI_Type_get_extent, (MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent)) {
-  Datatype* t = nullptr;
-  if (int rc = type_or_raise(datatype, &t, "MPI_Type_get_extent")) return rc;
-  if (!lb || !extent) return raise_self(MPI_ERR_ARG, "MPI_Type_get_extent", "NULL argument");
-  *lb = t->lb;
-  *extent = t->extent;
-  return MPI_SUCCESS;
+  return extent_of("MPI_Type_get_extent", datatype, lb, extent, false);
 }
-
+AXON_API(int, MPI_Type_get_extent_c, (MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent)) {
+  return extent_of("MPI_Type_get_extent_c", datatype, lb, extent, false);
+}
+AXON_API(int, MPI_Type_get_extent_x, (MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent)) {
+  return extent_of("MPI_Type_get_extent_x", datatype, lb, extent, false);
+}
 AXON_API(int, MPI_Type_get_true_extent, (MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint* true_extent)) {
-  Datatype* t = nullptr;
-  if (int rc = type_or_raise(datatype, &t, "MPI_Type_get_true_extent")) return rc;
-  if (!true_lb || !true_extent) return raise_self(MPI_ERR_ARG, "MPI_Type_get_true_extent", "NULL argument");
-  *true_lb = t->true_lb;
-  *true_extent = t->true_extent;
-  return MPI_SUCCESS;
+  return extent_of("MPI_Type_get_true_extent", datatype, true_lb, true_extent, true);
+}
+AXON_API(int, MPI_Type_get_true_extent_c, (MPI_Datatype datatype, MPI_Count* true_lb, MPI_Count* true_extent)) {
+  return extent_of("MPI_Type_get_true_extent_c", datatype, true_lb, true_extent, true);
+}
+AXON_API(int, MPI_Type_get_true_extent_x, (MPI_Datatype datatype, MPI_Count* true_lb, MPI_Count* true_extent)) {
+  return extent_of("MPI_Type_get_true_extent_x", datatype, true_lb, true_extent, true);
 }
 
 AXON_API(int, MPI_Type_get_name, (MPI_Datatype datatype, char* type_name, int* resultlen)) {
@@ -62,53 +127,136 @@ AXON_API(int, MPI_Type_get_name, (MPI_Datatype datatype, char* type_name, int* r
   return MPI_SUCCESS;
 }
 
-AXON_API(int, MPI_Pack_size, (int incount, MPI_Datatype datatype, MPI_Comm comm, int* size)) {
-  AXON_COMM_OR_RAISE(c, comm, "MPI_Pack_size");
+AXON_API(int, MPI_Type_set_name, (MPI_Datatype datatype, const char* type_name)) {
   Datatype* t = nullptr;
-  AXON_TRY(c, "MPI_Pack_size", check_count(incount));
-  AXON_TRY(c, "MPI_Pack_size", check_datatype(datatype, &t));
-  if (!size) return raise(c, MPI_ERR_ARG, "MPI_Pack_size", "size is NULL");
-  size_t bytes = 0;
-  if (!bytes_for_count(*t, static_cast<MPI_Count>(incount), &bytes) || bytes > static_cast<size_t>(INT32_MAX))
-    return raise(c, MPI_ERR_VALUE_TOO_LARGE, "MPI_Pack_size");
-  *size = static_cast<int>(bytes);
+  if (int rc = type_or_raise(datatype, &t, "MPI_Type_set_name")) return rc;
+  if (!type_name) return raise_self(MPI_ERR_ARG, "MPI_Type_set_name", "type_name is NULL");
+  // Longer names are truncated to MPI_MAX_OBJECT_NAME - 1 characters.
+  size_t n = strnlen(type_name, MPI_MAX_OBJECT_NAME - 1);
+  std::memcpy(t->name_buffer, type_name, n);
+  t->name_buffer[n] = '\0';
+  t->name = t->name_buffer;
   return MPI_SUCCESS;
 }
 
-AXON_API(int, MPI_Pack, (const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
-                         int* position, MPI_Comm comm)) {
-  const char* fn = "MPI_Pack";
-  AXON_COMM_OR_RAISE(c, comm, fn);
+AXON_API(int, MPI_Type_commit, (MPI_Datatype * datatype)) {
+  if (!datatype) return raise_self(MPI_ERR_ARG, "MPI_Type_commit", "datatype is NULL");
   Datatype* t = nullptr;
-  AXON_TRY(c, fn, check_count(incount));
-  AXON_TRY(c, fn, check_datatype(datatype, &t));
-  AXON_TRY(c, fn, check_buffer(inbuf, incount, t));
-  if (!position || outsize < 0 || *position < 0) return raise(c, MPI_ERR_ARG, fn, "invalid position or size");
-  size_t bytes = 0;
-  if (!bytes_for_count(*t, static_cast<MPI_Count>(incount), &bytes)) return raise(c, MPI_ERR_COUNT, fn);
-  if (static_cast<size_t>(*position) + bytes > static_cast<size_t>(outsize))
-    return raise(c, MPI_ERR_TRUNCATE, fn, "the output buffer is too small");
-  if (bytes && !outbuf) return raise(c, MPI_ERR_BUFFER, fn, "outbuf is NULL");
-  if (bytes) pack_items(*t, inbuf, static_cast<size_t>(incount), static_cast<char*>(outbuf) + *position);
-  *position += static_cast<int>(bytes);
+  if (int rc = type_or_raise(*datatype, &t, "MPI_Type_commit")) return rc;
+  t->committed = true;
   return MPI_SUCCESS;
 }
 
-AXON_API(int, MPI_Unpack, (const void* inbuf, int insize, int* position, void* outbuf, int outcount,
-                           MPI_Datatype datatype, MPI_Comm comm)) {
-  const char* fn = "MPI_Unpack";
-  AXON_COMM_OR_RAISE(c, comm, fn);
+AXON_API(int, MPI_Type_free, (MPI_Datatype * datatype)) {
+  const char* fn = "MPI_Type_free";
+  if (!datatype) return raise_self(MPI_ERR_ARG, fn, "datatype is NULL");
   Datatype* t = nullptr;
-  AXON_TRY(c, fn, check_count(outcount));
-  AXON_TRY(c, fn, check_datatype(datatype, &t));
-  AXON_TRY(c, fn, check_buffer(outbuf, outcount, t));
-  if (!position || insize < 0 || *position < 0) return raise(c, MPI_ERR_ARG, fn, "invalid position or size");
-  size_t bytes = 0;
-  if (!bytes_for_count(*t, static_cast<MPI_Count>(outcount), &bytes)) return raise(c, MPI_ERR_COUNT, fn);
-  if (static_cast<size_t>(*position) + bytes > static_cast<size_t>(insize))
-    return raise(c, MPI_ERR_TRUNCATE, fn, "the input buffer holds less data than requested");
-  if (bytes && !inbuf) return raise(c, MPI_ERR_BUFFER, fn, "inbuf is NULL");
-  if (bytes) unpack_items(*t, static_cast<const char*>(inbuf) + *position, static_cast<size_t>(outcount), outbuf);
-  *position += static_cast<int>(bytes);
+  if (int rc = type_or_raise(*datatype, &t, fn)) return rc;
+  if (t->predefined) return raise_self(MPI_ERR_TYPE, fn, "predefined datatypes cannot be freed");
+  // Attributes go while the handle is valid; the object itself lives on
+  // while types built from it or pending operations still hold references.
+  if (int rc = type_attributes_delete_all(*datatype)) return raise_self(rc, fn, "an attribute delete callback failed");
+  datatype_release(t);
+  *datatype = MPI_DATATYPE_NULL;
   return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Type_dup, (MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+  const char* fn = "MPI_Type_dup";
+  Datatype* t = nullptr;
+  if (int rc = type_or_raise(oldtype, &t, fn)) return rc;
+  if (!newtype) return raise_self(MPI_ERR_ARG, fn, "newtype is NULL");
+  Datatype* made = nullptr;
+  if (int rc = type_dup(t, &made)) return raise_self(rc, fn);
+  made->committed = t->committed;  // a duplicate of a committed type is committed
+  MPI_Datatype handle = to_handle(made);
+  if (int rc = type_attributes_copy(oldtype, handle)) {
+    datatype_release(made);
+    return raise_self(rc, fn, "an attribute copy callback failed");
+  }
+  *newtype = handle;
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Type_get_envelope, (MPI_Datatype datatype, int* num_integers, int* num_addresses,
+                                      int* num_datatypes, int* combiner)) {
+  const char* fn = "MPI_Type_get_envelope";
+  Datatype* t = nullptr;
+  if (int rc = type_or_raise(datatype, &t, fn)) return rc;
+  if (!num_integers || !num_addresses || !num_datatypes || !combiner) return raise_self(MPI_ERR_ARG, fn, "NULL argument");
+  Envelope e = envelope_of(*t);
+  if (e.large_counts > 0)
+    return raise_self(MPI_ERR_TYPE, fn, "made by a large-count constructor: use MPI_Type_get_envelope_c");
+  *num_integers = static_cast<int>(e.ints);
+  *num_addresses = static_cast<int>(e.addresses);
+  *num_datatypes = static_cast<int>(e.types);
+  *combiner = e.combiner;
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Type_get_envelope_c, (MPI_Datatype datatype, MPI_Count* num_integers, MPI_Count* num_addresses,
+                                        MPI_Count* num_large_counts, MPI_Count* num_datatypes, int* combiner)) {
+  const char* fn = "MPI_Type_get_envelope_c";
+  Datatype* t = nullptr;
+  if (int rc = type_or_raise(datatype, &t, fn)) return rc;
+  if (!num_integers || !num_addresses || !num_large_counts || !num_datatypes || !combiner)
+    return raise_self(MPI_ERR_ARG, fn, "NULL argument");
+  Envelope e = envelope_of(*t);
+  *num_integers = e.ints;
+  *num_addresses = e.addresses;
+  *num_large_counts = e.large_counts;
+  *num_datatypes = e.types;
+  *combiner = e.combiner;
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Type_get_contents, (MPI_Datatype datatype, int max_integers, int max_addresses,
+                                      int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[],
+                                      MPI_Datatype array_of_datatypes[])) {
+  return contents_of("MPI_Type_get_contents", datatype, max_integers, max_addresses, 0, max_datatypes,
+                     array_of_integers, array_of_addresses, nullptr, array_of_datatypes, false);
+}
+
+AXON_API(int, MPI_Type_get_contents_c, (MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
+                                        MPI_Count max_large_counts, MPI_Count max_datatypes,
+                                        int array_of_integers[], MPI_Aint array_of_addresses[],
+                                        MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[])) {
+  return contents_of("MPI_Type_get_contents_c", datatype, max_integers, max_addresses, max_large_counts,
+                     max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts,
+                     array_of_datatypes, true);
+}
+
+AXON_API(int, MPI_Type_match_size, (int typeclass, int size, MPI_Datatype* datatype)) {
+  const char* fn = "MPI_Type_match_size";
+  if (!datatype) return raise_self(MPI_ERR_ARG, fn, "datatype is NULL");
+  Datatype* t = type_match_size(typeclass, size);
+  if (!t) return raise_self(MPI_ERR_ARG, fn, "no predefined type of this class and size");
+  *datatype = to_handle(t);
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Type_get_value_index, (MPI_Datatype value_type, MPI_Datatype index_type,
+                                         MPI_Datatype* pair_type)) {
+  const char* fn = "MPI_Type_get_value_index";
+  Datatype *value = nullptr, *index = nullptr;
+  if (int rc = type_or_raise(value_type, &value, fn)) return rc;
+  if (int rc = type_or_raise(index_type, &index, fn)) return rc;
+  if (!pair_type) return raise_self(MPI_ERR_ARG, fn, "pair_type is NULL");
+  *pair_type = to_handle(type_value_index(*value, *index));  // MPI_DATATYPE_NULL when none
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Get_address, (const void* location, MPI_Aint* address)) {
+  if (!address) return raise_self(MPI_ERR_ARG, "MPI_Get_address", "address is NULL");
+  *address = static_cast<MPI_Aint>(reinterpret_cast<uintptr_t>(location));
+  return MPI_SUCCESS;
+}
+
+// Absolute addresses are plain byte addresses on Linux, so these are integer
+// arithmetic (wrapping, as address arithmetic does).
+AXON_API(MPI_Aint, MPI_Aint_add, (MPI_Aint base, MPI_Aint disp)) {
+  return static_cast<MPI_Aint>(static_cast<uintptr_t>(base) + static_cast<uintptr_t>(disp));
+}
+AXON_API(MPI_Aint, MPI_Aint_diff, (MPI_Aint addr1, MPI_Aint addr2)) {
+  return static_cast<MPI_Aint>(static_cast<uintptr_t>(addr1) - static_cast<uintptr_t>(addr2));
 }

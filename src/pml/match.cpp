@@ -44,6 +44,11 @@ void context_close(Context* ctx) {
   ctx->queues = nullptr;
 }
 
+bool context_has_posted(const Context* ctx) {
+  Guard guard;
+  return ctx->queues && ctx->queues->posted_head;
+}
+
 bool matches(int want_source, int want_tag, const MatchHeader& h) {
   return (want_source == kAnySource || want_source == h.source) &&
          (want_tag == h.tag || (want_tag == kAnyTag && h.tag >= 0));

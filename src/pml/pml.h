@@ -32,6 +32,9 @@ struct Context {
 // existed are kept and matched now). `world_of` maps ranks to world ranks.
 void context_open(Context* ctx, uint32_t id, int rank, std::vector<int> world_of);
 void context_close(Context* ctx);
+// Whether receives posted on the context are still waiting for a message (a
+// freed communicator is deallocated only once none are).
+bool context_has_posted(const Context* ctx);
 
 enum class SendMode : uint8_t { Standard, Synchronous, Ready, Buffered };
 

@@ -313,10 +313,12 @@ class SharedMemoryTransport final : public Transport {
       }
       d.bytes_done.fetch_add(n, std::memory_order_acq_rel);
     }
-    // The sender may still be writing its last piece.
+    // The sender may still be writing its last piece (and may have lost its
+    // core to another rank when the node is oversubscribed).
+    Backoff backoff(rte::job().oversubscribed ? 0 : 1000);
     while (d.bytes_done.load(std::memory_order_acquire) < len) {
       if (d.failed.load(std::memory_order_acquire)) return kIoError;
-      cpu_relax();
+      backoff.idle();
     }
     return kOk;
   }

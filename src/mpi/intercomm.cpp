@@ -1,0 +1,276 @@
+// Intercommunicators: MPI_Intercomm_create, MPI_Intercomm_merge, and dup /
+// split / create of an intercommunicator. Both groups agree one context pair
+// for the intercommunicator's traffic (TwoGroups: a local AND in each group,
+// the leaders swap results, the leader hands the combined value to its
+// group); each group also agrees a pair of its own for local-group traffic.
+#include <algorithm>
+#include <vector>
+
+#include "coll/coll.h"
+#include "mpi/api.h"
+#include "mpi/communicator.h"
+#include "mpi/context_id.h"
+#include "mpi/group.h"
+
+namespace axon::mpi {
+
+namespace {
+
+const Datatype* bytes_type() { return datatype_from_handle(MPI_BYTE); }
+
+int run_local(const TwoGroups& t, std::vector<uint64_t>* words) {
+  MaskAllreduce reduce(t.local, t.members, t.me, t.tag);
+  reduce.start(std::move(*words));
+  bool done = false;
+  pml::wait_until([&] { return done || (done = reduce.step()); });
+  *words = reduce.result();
+  return reduce.error();
+}
+
+// Leaders swap messages over the bridge.
+int leader_swap(const TwoGroups& t, const void* mine, size_t my_bytes, void* theirs, size_t their_bytes) {
+  pml::Request* s = nullptr;
+  int rc = pml::isend(mine, static_cast<MPI_Count>(my_bytes), bytes_type(), t.bridge_peer, t.bridge_tag, t.bridge,
+                      pml::SendMode::Standard, &s);
+  if (rc != MPI_SUCCESS) return rc;
+  pml::Request status;
+  rc = pml::recv(theirs, static_cast<MPI_Count>(their_bytes), bytes_type(), t.bridge_peer, t.bridge_tag,
+                 t.bridge, &status);
+  pml::wait(s);
+  pml::Guard guard;
+  if (rc == MPI_SUCCESS) rc = s->error;
+  pml::request_release(s);
+  return rc;
+}
+
+// Bitwise AND of `words` over both groups.
+int and_two_groups(const TwoGroups& t, std::vector<uint64_t>* words) {
+  int rc = run_local(t, words);
+  if (rc != MPI_SUCCESS) return rc;
+  if (t.me == 0) {
+    std::vector<uint64_t> theirs(words->size());
+    size_t bytes = words->size() * sizeof(uint64_t);
+    rc = leader_swap(t, words->data(), bytes, theirs.data(), bytes);
+    for (size_t i = 0; i < words->size(); ++i) (*words)[i] &= theirs[i];
+  } else {
+    words->assign(words->size(), ~uint64_t{0});  // the leader's value wins the AND
+  }
+  // Everyone learns the leader's value (or that the swap failed: all zero).
+  if (rc != MPI_SUCCESS) words->assign(words->size(), 0);
+  int rc2 = run_local(t, words);
+  return rc != MPI_SUCCESS ? rc : rc2;
+}
+
+std::vector<int> iota_ranks(int n) {
+  std::vector<int> v(n);
+  for (int i = 0; i < n; ++i) v[i] = i;
+  return v;
+}
+
+// TwoGroups over an existing intercommunicator: local leader is rank 0,
+// the bridge is the intercommunicator's collective context to remote rank 0.
+TwoGroups over_intercomm(Comm* c) {
+  int tag = internal_tag_for_sequence(c->creation_seq++);
+  return TwoGroups{&c->local, iota_ranks(c->local.size()), c->rank(), &c->coll, 0, tag, tag};
+}
+
+}  // namespace
+
+int agree_pair_two_groups(const TwoGroups& t, int* error) {
+  for (;;) {
+    ContextMask candidates = context_candidates();
+    std::vector<uint64_t> words(candidates.begin(), candidates.end());
+    *error = and_two_groups(t, &words);
+    if (*error != MPI_SUCCESS) return -1;
+    ContextMask agreed;
+    std::copy(words.begin(), words.end(), agreed.begin());
+    bool reserved = false;
+    int pair = context_try_reserve(agreed, &reserved);
+    if (pair < 0) {
+      *error = MPI_ERR_OTHER;
+      return -1;
+    }
+    std::vector<uint64_t> flag{reserved ? uint64_t{1} : uint64_t{0}};
+    *error = and_two_groups(t, &flag);
+    if (*error == MPI_SUCCESS && flag[0] == 1) {
+      context_commit(pair);
+      return pair;
+    }
+    if (reserved) context_unreserve(pair);
+    if (*error != MPI_SUCCESS) return -1;
+  }
+}
+
+int swap_ints_two_groups(const TwoGroups& t, const std::vector<int>& mine, std::vector<int>* theirs) {
+  // The leader learns the remote vector (length first), then broadcasts it
+  // to its group over `local` (rooted at the leader's rank there).
+  int root = t.members[0];
+  int count = 0;
+  int rc = MPI_SUCCESS;
+  if (t.me == 0) {
+    int my_count = static_cast<int>(mine.size());
+    rc = leader_swap(t, &my_count, sizeof my_count, &count, sizeof count);
+    if (rc != MPI_SUCCESS) count = -1;
+    else {
+      theirs->resize(count);
+      rc = leader_swap(t, mine.data(), mine.size() * sizeof(int), theirs->data(), theirs->size() * sizeof(int));
+      if (rc != MPI_SUCCESS) count = -1;
+    }
+  }
+  int brc = coll::bcast(&count, 1, datatype_from_handle(MPI_INT), root, t.local);
+  if (brc != MPI_SUCCESS) return brc;
+  if (count < 0) return rc != MPI_SUCCESS ? rc : MPI_ERR_OTHER;
+  theirs->resize(count);
+  return coll::bcast(theirs->data(), count, datatype_from_handle(MPI_INT), root, t.local);
+}
+
+}  // namespace axon::mpi
+
+namespace axon::mpi {
+
+int intercomm_dup(Comm* parent, Comm** out) {
+  TwoGroups t = over_intercomm(parent);
+  int error = MPI_SUCCESS;
+  int local_pair = agree_context_pair(&parent->local, t.members, t.me, t.tag, &error);
+  if (error != MPI_SUCCESS) return error;
+  int pair = agree_pair_two_groups(t, &error);
+  if (error != MPI_SUCCESS) {
+    context_release(local_pair);
+    return error;
+  }
+  Comm* c = comm_alloc(parent);
+  comm_open_inter(c, pair, local_pair, parent->rank(), parent->local.world_of, parent->p2p.world_of);
+  *out = c;
+  return MPI_SUCCESS;
+}
+
+int intercomm_split(Comm* parent, int color, int key, MPI_Comm* newcomm) {
+  // Each group gathers its (color, key) pairs; the leaders swap them with
+  // their world ranks. A new intercommunicator exists for a color present
+  // on both sides; its groups are ordered by key, then by old rank.
+  int n = parent->local.size();
+  std::vector<int> mine{color, key}, local_ck(2 * static_cast<size_t>(n));
+  int rc = coll::allgather_bytes(mine.data(), 2 * sizeof(int), local_ck.data(), &parent->local);
+  if (rc != MPI_SUCCESS) return rc;
+  TwoGroups t = over_intercomm(parent);
+  std::vector<int> remote_ck;
+  rc = swap_ints_two_groups(t, local_ck, &remote_ck);
+  if (rc != MPI_SUCCESS) return rc;
+  auto pick = [color](const std::vector<int>& ck, const std::vector<int>& world) {
+    std::vector<int> idx;
+    for (size_t r = 0; r < world.size(); ++r)
+      if (ck[2 * r] == color) idx.push_back(static_cast<int>(r));
+    std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return ck[2 * a + 1] < ck[2 * b + 1]; });
+    return idx;
+  };
+  int error = MPI_SUCCESS;
+  int local_pair = agree_context_pair(&parent->local, t.members, t.me, t.tag, &error);
+  if (error != MPI_SUCCESS) return error;
+  int pair = agree_pair_two_groups(t, &error);
+  if (error != MPI_SUCCESS) {
+    context_release(local_pair);
+    return error;
+  }
+  std::vector<int> lidx, ridx;
+  if (color != MPI_UNDEFINED) {
+    lidx = pick(local_ck, parent->local.world_of);
+    ridx = pick(remote_ck, parent->p2p.world_of);
+  }
+  if (lidx.empty() || ridx.empty()) {
+    context_release(local_pair);
+    context_release(pair);
+    *newcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  std::vector<int> lworld, rworld;
+  int rank = 0;
+  for (size_t i = 0; i < lidx.size(); ++i) {
+    lworld.push_back(parent->local.world_of[lidx[i]]);
+    if (lidx[i] == parent->rank()) rank = static_cast<int>(i);
+  }
+  for (int r : ridx) rworld.push_back(parent->p2p.world_of[r]);
+  Comm* c = comm_alloc(parent);
+  comm_open_inter(c, pair, local_pair, rank, std::move(lworld), std::move(rworld));
+  *newcomm = c->handle;
+  return MPI_SUCCESS;
+}
+
+int intercomm_create_sub(Comm* parent, Group* group, MPI_Comm* newcomm) {
+  // Members of the local group must be in the local group of the
+  // intercommunicator; the result keeps the group's order: a split with
+  // key = rank in the group.
+  for (int w : group->world)
+    if (std::find(parent->local.world_of.begin(), parent->local.world_of.end(), w) == parent->local.world_of.end())
+      return MPI_ERR_GROUP;
+  int rank = group->my_rank();
+  return intercomm_split(parent, rank == MPI_UNDEFINED ? MPI_UNDEFINED : 0, rank, newcomm);
+}
+
+}  // namespace axon::mpi
+
+using namespace axon::mpi;
+
+AXON_API(int, MPI_Intercomm_create, (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                                     int remote_leader, int tag, MPI_Comm* newintercomm)) {
+  const char* fn = "MPI_Intercomm_create";
+  AXON_COMM_OR_RAISE(lc, local_comm, fn);
+  if (lc->inter) return raise(lc, MPI_ERR_COMM, fn, "local_comm is an intercommunicator");
+  if (!newintercomm) return raise(lc, MPI_ERR_ARG, fn, "newintercomm is NULL");
+  if (local_leader < 0 || local_leader >= lc->size()) return raise(lc, MPI_ERR_RANK, fn, "local_leader out of range");
+  if (tag < 0) return raise(lc, MPI_ERR_TAG, fn, "negative tag");
+  bool leader = lc->rank() == local_leader;
+  Comm* pc = nullptr;
+  if (leader) {
+    // peer_comm is significant only at the leader.
+    pc = comm_from_handle(peer_comm);
+    if (!pc) return raise(lc, MPI_ERR_COMM, fn, "invalid peer_comm");
+    if (remote_leader < 0 || remote_leader >= pc->size())
+      return raise(lc, MPI_ERR_RANK, fn, "remote_leader out of range");
+    if (pc->p2p.world_of[remote_leader] == pc->p2p.world_of[pc->rank()])
+      return raise(lc, MPI_ERR_RANK, fn, "remote_leader is the local leader");
+  }
+  std::vector<int> members{local_leader};
+  for (int r = 0; r < lc->size(); ++r)
+    if (r != local_leader) members.push_back(r);
+  int me = static_cast<int>(std::find(members.begin(), members.end(), lc->rank()) - members.begin());
+  TwoGroups t{&lc->coll, members, me, pc ? &pc->coll : nullptr, remote_leader,
+              internal_tag_for_sequence(lc->creation_seq++), internal_tag_for_user(tag)};
+  int error = MPI_SUCCESS;
+  int local_pair = agree_context_pair(&lc->coll, t.members, t.me, t.tag, &error);
+  if (error != MPI_SUCCESS) return raise(lc, error, fn, "no context id free in the local group");
+  std::vector<int> remote_world;
+  int rc = swap_ints_two_groups(t, lc->p2p.world_of, &remote_world);
+  int pair = rc == MPI_SUCCESS ? agree_pair_two_groups(t, &rc) : -1;
+  if (rc != MPI_SUCCESS) {
+    context_release(local_pair);
+    return raise(lc, rc, fn, "agreement with the remote group failed");
+  }
+  Comm* c = comm_alloc(lc);
+  comm_open_inter(c, pair, local_pair, lc->rank(), lc->p2p.world_of, std::move(remote_world));
+  *newintercomm = c->handle;
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm* newintracomm)) {
+  const char* fn = "MPI_Intercomm_merge";
+  AXON_COMM_OR_RAISE(c, intercomm, fn);
+  if (!c->inter) return raise(c, MPI_ERR_COMM, fn, "not an intercommunicator");
+  if (!newintracomm) return raise(c, MPI_ERR_ARG, fn, "newintracomm is NULL");
+  TwoGroups t = over_intercomm(c);
+  // The group that passed high = false comes first; when both passed the
+  // same value, the group whose leader has the lower world rank does.
+  std::vector<int> mine{high ? 1 : 0, c->local.world_of[0]}, theirs;
+  int rc = swap_ints_two_groups(t, mine, &theirs);
+  if (rc != MPI_SUCCESS) return raise(c, rc, fn);
+  bool first = mine[0] != theirs[0] ? mine[0] == 0 : mine[1] < theirs[1];
+  std::vector<int> world = first ? c->local.world_of : c->p2p.world_of;
+  const std::vector<int>& second = first ? c->p2p.world_of : c->local.world_of;
+  world.insert(world.end(), second.begin(), second.end());
+  int pair = agree_pair_two_groups(t, &rc);
+  if (rc != MPI_SUCCESS) return raise(c, rc, fn, "no context id free at every member");
+  int rank = c->rank() + (first ? 0 : c->size());
+  Comm* n = comm_alloc(c);
+  comm_open_intra(n, pair, rank, std::move(world));
+  *newintracomm = n->handle;
+  return MPI_SUCCESS;
+}
