@@ -1,0 +1,23 @@
+#!/bin/bash
+# The point-to-point programs again under the shared-memory transport's other
+# code paths, which the defaults do not reach on every machine: the copy
+# fallback for large messages when CMA is off (as when ptrace is forbidden),
+# CMA without the sender helping, a tiny eager limit and ring (so messages
+# fragment and sends queue behind a full ring), and waiting without spinning.
+. "$AXON_SRCDIR/test/launcher/lib.sh"
+variants=(
+    "AXON_BTL_SM_CMA=0"
+    "AXON_BTL_SM_CMA_SENDER_HELPS=0"
+    "AXON_BTL_SM_EAGER_LIMIT=256 AXON_BTL_SM_SLOTS=2"
+    "AXON_WAIT_SPIN=0"
+)
+for variant in "${variants[@]}"; do
+    exports=()
+    for assignment in $variant; do exports+=(-x "$assignment"); done
+    for program in p2p_basic p2p_ordering p2p_nonblocking; do
+        run_mpirun -np 2 "${exports[@]}" "$AXON_BUILDDIR/test/mpi/$program" marker=$marker
+        expect_rc 0 "$program with $variant"
+    done
+    echo "ok: $variant"
+done
+expect_no_orphans
