@@ -21,6 +21,18 @@ passed=0 failed=0 skipped=0
 failed_names=()
 
 shm_files() { ls /dev/shm 2>/dev/null | grep '^axon\.' | sort; }
+# Files of jobs whose mpirun is still running are not this case's leftovers
+# (another test run may share the machine): a job's files are named
+# axon.axon.<mpirun pid>.<...>, a singleton's axon.<...>.<pid>....
+only_ended_jobs() {
+  local f pid
+  while read -r f; do
+    [[ -z "$f" ]] && continue
+    pid=$(sed -n 's/^axon\.[a-z]*\.\([0-9][0-9]*\)\..*/\1/p' <<<"$f")
+    [[ -n "$pid" && -d /proc/$pid ]] && continue
+    echo "$f"
+  done
+}
 
 for list in "$AXON_SRCDIR"/test/*/tests.list; do
   while read -r name np cmd args; do
@@ -39,7 +51,7 @@ for list in "$AXON_SRCDIR"/test/*/tests.list; do
     fi
     rc=$?
     tenths=$((($(date +%s%N) - start) / 100000000)); secs="$((tenths / 10)).$((tenths % 10))"
-    leftover=$(comm -13 <(echo "$before") <(shm_files))
+    leftover=$(comm -13 <(echo "$before") <(shm_files) | only_ended_jobs)
     if [[ $rc -eq 0 && -n "$leftover" ]]; then
       echo "leftover shared-memory files: $leftover" >>"$log"
       rm -f $(sed 's|^|/dev/shm/|' <<<"$leftover")

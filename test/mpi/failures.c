@@ -34,6 +34,7 @@ int main(int argc, char **argv)
         if (strcmp(mode, "abort") == 0) {
             MPI_Abort(MPI_COMM_WORLD, 7);
         } else if (strcmp(mode, "segv") == 0) {
+            signal(SIGSEGV, SIG_DFL); /* a sanitizer's handler would turn it into an exit */
             raise(SIGSEGV);
         } else if (strcmp(mode, "fatal") == 0 || strcmp(mode, "errabort") == 0) {
             if (strcmp(mode, "errabort") == 0)
