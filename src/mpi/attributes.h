@@ -75,7 +75,8 @@ int attr_set_builtin(AttrHost host, int keyval, void* value);
 // Keeps the MPI_LASTUSEDCODE attribute current (called by MPI_Add_error_*).
 void attr_set_last_used_code(int code);
 // MPI_Finalize: deletes MPI_COMM_SELF's attributes (callbacks in reverse
-// order of setting), then MPI_COMM_WORLD's; frees every keyval.
+// order of setting), then MPI_COMM_WORLD's. Keyvals stay (the registry is
+// static and MPI cannot be initialized again).
 int attributes_finalize();
 
 }  // namespace axon::mpi

@@ -1,5 +1,6 @@
 // Error classes, their strings, user-defined error classes / codes / strings
 // (MPI_Add_error_*, MPI_Remove_error_*), and error handlers on communicators.
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -85,6 +86,28 @@ constexpr ClassText kClasses[] = {
     {MPI_ERR_SESSION, "MPI_ERR_SESSION", "invalid session"},
     {MPI_ERR_ERRHANDLER, "MPI_ERR_ERRHANDLER", "invalid error handler"},
     {MPI_ERR_ABI, "MPI_ERR_ABI", "ABI mismatch"},
+    // The tool information interface's return codes are error classes too
+    // (MPI-4.1 15.3.10): MPI_Error_class / MPI_Error_string accept them.
+    {MPI_T_ERR_CANNOT_INIT, "MPI_T_ERR_CANNOT_INIT", "the tool interface cannot be initialized"},
+    {MPI_T_ERR_NOT_ACCESSIBLE, "MPI_T_ERR_NOT_ACCESSIBLE", "the requested information is not accessible"},
+    {MPI_T_ERR_NOT_INITIALIZED, "MPI_T_ERR_NOT_INITIALIZED", "the tool interface is not initialized"},
+    {MPI_T_ERR_NOT_SUPPORTED, "MPI_T_ERR_NOT_SUPPORTED", "the requested tool operation is not supported"},
+    {MPI_T_ERR_MEMORY, "MPI_T_ERR_MEMORY", "out of memory in the tool interface"},
+    {MPI_T_ERR_INVALID, "MPI_T_ERR_INVALID", "invalid or bad parameter value in the tool interface"},
+    {MPI_T_ERR_INVALID_INDEX, "MPI_T_ERR_INVALID_INDEX", "invalid tool variable or category index"},
+    {MPI_T_ERR_INVALID_ITEM, "MPI_T_ERR_INVALID_ITEM", "invalid item index in a tool query"},
+    {MPI_T_ERR_INVALID_SESSION, "MPI_T_ERR_INVALID_SESSION", "invalid performance variable session"},
+    {MPI_T_ERR_INVALID_HANDLE, "MPI_T_ERR_INVALID_HANDLE", "invalid tool variable handle"},
+    {MPI_T_ERR_INVALID_NAME, "MPI_T_ERR_INVALID_NAME", "no tool variable or category of that name"},
+    {MPI_T_ERR_OUT_OF_HANDLES, "MPI_T_ERR_OUT_OF_HANDLES", "no more tool variable handles available"},
+    {MPI_T_ERR_OUT_OF_SESSIONS, "MPI_T_ERR_OUT_OF_SESSIONS", "no more performance variable sessions available"},
+    {MPI_T_ERR_CVAR_SET_NOT_NOW, "MPI_T_ERR_CVAR_SET_NOT_NOW", "the control variable cannot be set now"},
+    {MPI_T_ERR_CVAR_SET_NEVER, "MPI_T_ERR_CVAR_SET_NEVER", "the control variable can never be set"},
+    {MPI_T_ERR_PVAR_NO_WRITE, "MPI_T_ERR_PVAR_NO_WRITE", "the performance variable cannot be written or reset"},
+    {MPI_T_ERR_PVAR_NO_STARTSTOP, "MPI_T_ERR_PVAR_NO_STARTSTOP",
+     "the performance variable cannot be started or stopped"},
+    {MPI_T_ERR_PVAR_NO_ATOMIC, "MPI_T_ERR_PVAR_NO_ATOMIC",
+     "the performance variable cannot be read and reset atomically"},
 };
 
 const ClassText* find_class(int code) {
@@ -139,7 +162,8 @@ Errhandler abort_handler{kErrhandlerMagic, Errhandler::Kind::Abort, true, nullpt
     UserErrors& u = user_errors();
     std::lock_guard<std::mutex> g(u.mutex);
     auto it = u.by_code.find(code);
-    user_text = it == u.by_code.end() ? "unknown error code" : "user error " + std::to_string(code) + " " + it->second.text;
+    user_text = it == u.by_code.end() ? "unknown error code"
+                                      : "user error " + std::to_string(code) + " " + it->second.text;
   }
   char message[768];
   snprintf(message, sizeof message, "%s: %s: %s%s%s (%s)", function, c ? c->name : "error",
@@ -171,13 +195,16 @@ MPI_Errhandler errhandler_handle(Errhandler* e) {
   return reinterpret_cast<MPI_Errhandler>(e);
 }
 
+// Communicators of different threads may share a handler (MPI_THREAD_MULTIPLE:
+// one thread dups a communicator while another frees one), so the count is
+// updated atomically.
 void errhandler_retain(Errhandler* e) {
-  if (!e->predefined) ++e->refcount;
+  if (!e->predefined) std::atomic_ref<int>(e->refcount).fetch_add(1, std::memory_order_relaxed);
 }
 
 void errhandler_release(Errhandler* e) {
   if (e->predefined) return;
-  if (--e->refcount == 0) {
+  if (std::atomic_ref<int>(e->refcount).fetch_sub(1, std::memory_order_acq_rel) == 1) {
     e->magic = 0;
     delete e;
   }

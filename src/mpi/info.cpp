@@ -126,11 +126,16 @@ long bounded_length(const char* s, size_t max) {
   return n > max ? -1 : static_cast<long>(n);
 }
 
-// Checks a key: MPI_ERR_ARG for NULL, MPI_ERR_INFO_KEY when empty or longer
-// than MPI_MAX_INFO_KEY characters.
+// The longest key: MPI_MAX_INFO_KEY counts the terminating NUL (the ABI's 256
+// is the standard's "at most 255" plus one), so every key fits the
+// char[MPI_MAX_INFO_KEY] buffer MPI_Info_get_nthkey writes to.
+constexpr size_t kMaxKeyLength = MPI_MAX_INFO_KEY - 1;
+
+// Checks a key: MPI_ERR_INFO_KEY when NULL (as MPICH), empty, or longer than
+// kMaxKeyLength characters.
 int check_key(const char* key) {
-  if (!key) return MPI_ERR_ARG;
-  long n = bounded_length(key, MPI_MAX_INFO_KEY);
+  if (!key) return MPI_ERR_INFO_KEY;
+  long n = bounded_length(key, kMaxKeyLength);
   return n <= 0 ? MPI_ERR_INFO_KEY : MPI_SUCCESS;
 }
 
@@ -201,11 +206,13 @@ using namespace axon::mpi;
   Info* var = info_from_handle(handle);                     \
   if (!var) return raise_self(MPI_ERR_INFO, fn, "invalid info object")
 
-#define AXON_CHECK_KEY(key, fn)                                                          \
-  do {                                                                                   \
-    int axon_key_rc_ = check_key(key);                                                   \
-    if (axon_key_rc_ != MPI_SUCCESS)                                                     \
-      return raise_self(axon_key_rc_, fn, key ? "key is empty or longer than MPI_MAX_INFO_KEY" : "key is NULL"); \
+#define AXON_CHECK_KEY(key, fn)                                                                  \
+  do {                                                                                           \
+    int axon_key_rc_ = check_key(key);                                                           \
+    if (axon_key_rc_ != MPI_SUCCESS)                                                             \
+      return raise_self(axon_key_rc_, fn,                                                        \
+                        key ? "key is empty or longer than MPI_MAX_INFO_KEY - 1 characters"      \
+                            : "key is NULL");                                                    \
   } while (0)
 
 AXON_API(int, MPI_Info_create, (MPI_Info * info)) {
