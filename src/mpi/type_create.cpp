@@ -27,8 +27,10 @@ std::vector<MPI_Count> widen(const T* values, MPI_Count n) {
   return out;
 }
 
-// Hands the made type to the user, or raises the engine's error.
-int deliver(const char* fn, int rc, Datatype* made, MPI_Datatype* newtype) {
+// Hands the made type to the user, or raises the engine's error. `made` is
+// taken by reference: callers pass the constructor call and its output in
+// one argument list, whose evaluation order C++ leaves unspecified.
+int deliver(const char* fn, int rc, Datatype* const& made, MPI_Datatype* newtype) {
   if (rc != MPI_SUCCESS) return raise_self(rc, fn);
   *newtype = to_handle(made);
   return MPI_SUCCESS;

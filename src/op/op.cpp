@@ -56,21 +56,6 @@ Op* make_user_op(Fn* fn, bool commutative) {
     return op;
 }
 
-// Every item of `type` from `in` overwrites `inout`; holes are left alone.
-void copy_items(const Datatype& type, const void* in, void* inout, std::size_t count) {
-    const auto* src = static_cast<const unsigned char*>(in);
-    auto* dst = static_cast<unsigned char*>(inout);
-    if (type.contiguous) {
-        if (count != 0 && src != dst) std::memmove(dst, src, type.size * count);
-        return;
-    }
-    for (std::size_t i = 0; i < count; ++i, src += type.extent, dst += type.extent) {
-        for (std::size_t b = 0; b < type.block_count; ++b) {
-            std::memmove(dst + type.blocks[b].offset, src + type.blocks[b].offset, type.blocks[b].length);
-        }
-    }
-}
-
 // Calls the user function in chunks its length argument can hold.
 int apply_user(const Op& op, const void* in, void* inout, std::size_t count, const Datatype& type) {
     MPI_Datatype handle = to_handle(&type);
@@ -202,17 +187,38 @@ int op_apply(const Op& op, const void* in, void* inout, std::size_t count, const
     if (!op_defined_for(op, type)) return MPI_ERR_OP;
     if (op.kind == OpKind::no_op) return MPI_SUCCESS;
     if (op.kind == OpKind::replace) {
-        copy_items(type, in, inout, count);
+        copy_items_between(type, in, inout, count);  // holes are left alone
         return MPI_SUCCESS;
     }
-    // Predefined arithmetic needs items laid out as an array of elements:
-    // predefined types and contiguous homogeneous derived types.
-    if (!type.predefined && !type.contiguous) return MPI_ERR_OP;
     const ReductionKernel kernel = reduction_kernel(op.kind, type.element);
     if (kernel == nullptr) return MPI_ERR_OP;
-    std::size_t elements = 0;
-    if (__builtin_mul_overflow(count, type.elements_per_item, &elements)) return MPI_ERR_COUNT;
-    if (elements != 0) kernel(in, inout, elements);
+    if (type.predefined || type.contiguous) {
+        // Items laid out as an array of elements: one kernel call.
+        std::size_t elements = 0;
+        if (__builtin_mul_overflow(count, type.elements_per_item, &elements)) return MPI_ERR_COUNT;
+        if (elements != 0) kernel(in, inout, elements);
+        return MPI_SUCCESS;
+    }
+    // A derived type of one basic type with holes: every flattened block is a
+    // run of whole elements (blocks merge only adjacent data), so the kernel
+    // runs in place on each block and the holes are left alone. A padded
+    // MINLOC pair splits into value and index blocks: not an element run.
+    if (type.signature_count == 0) return MPI_SUCCESS;
+    const Datatype& basic = *type.signature[0].basic;
+    if (!basic.contiguous || basic.size == 0) return MPI_ERR_OP;
+    const auto* src = static_cast<const unsigned char*>(in);
+    auto* dst = static_cast<unsigned char*>(inout);
+    for (std::size_t i = 0; i < count * type.reps; ++i) {
+        const std::ptrdiff_t unit = static_cast<std::ptrdiff_t>(i / type.reps) * type.extent +
+                                    static_cast<std::ptrdiff_t>(i % type.reps) * type.rep_stride;
+        for (std::size_t b = 0; b < type.block_count; ++b) {
+            const TypeBlock& block = type.blocks[b];
+            for (std::size_t r = 0; r < block.count; ++r) {
+                const std::ptrdiff_t at = unit + block.offset + static_cast<std::ptrdiff_t>(r) * block.stride;
+                kernel(src + at, dst + at, block.length / basic.size);
+            }
+        }
+    }
     return MPI_SUCCESS;
 }
 

@@ -3,6 +3,7 @@
 // enforced with per-sender sequence numbers).
 #include <algorithm>
 
+#include "base/counter.h"
 #include "base/log.h"
 #include "pml/internal.h"
 
@@ -10,17 +11,41 @@ namespace axon::pml {
 
 namespace {
 std::unordered_map<uint32_t, std::unique_ptr<MatchQueues>> all_queues;
+
+uint64_t unexpected_queue_length() {
+  Guard guard;
+  uint64_t n = 0;
+  for (const auto& [id, q] : all_queues) n += q->unexpected.size();
+  return n;
 }
 
+Counter unexpected_messages{"axon_pml_unexpected_messages", Counter::Class::Counter,
+                            "Messages that arrived before a matching receive was posted"};
+Counter unexpected_now{"axon_pml_unexpected_queue_length", Counter::Class::Level,
+                       "Messages waiting for a matching receive right now (all communicators)",
+                       unexpected_queue_length};
+}
+
+// Consecutive messages almost always belong to one communicator: the last
+// lookup is remembered so the common case costs one comparison, not a hash.
+namespace {
+uint32_t last_id = 0;
+MatchQueues* last_queues = nullptr;
+}  // namespace
+
 MatchQueues* queues_for(uint32_t context_id) {
+  if (last_queues && last_id == context_id) return last_queues;
   auto& slot = all_queues[context_id];
   if (!slot) slot = std::make_unique<MatchQueues>();
-  return slot.get();
+  last_id = context_id;
+  last_queues = slot.get();
+  return last_queues;
 }
 
 void drop_queues(uint32_t context_id) {
   auto it = all_queues.find(context_id);
   if (it == all_queues.end()) return;
+  if (last_queues == it->second.get()) last_queues = nullptr;
   for (Message* m : it->second->unexpected) delete m;
   for (Message* m : it->second->out_of_order) delete m;
   all_queues.erase(it);
@@ -107,6 +132,7 @@ void match_or_keep(MatchQueues* q, int src_world, int am_id, const MatchHeader& 
   auto* kept = new Message(std::move(m));
   if (am_id != kAmRts) kept->payload.assign(payload, payload + payload_len);
   q->unexpected.push_back(kept);
+  unexpected_messages.add();
 }
 
 }  // namespace

@@ -39,6 +39,9 @@ int prepare(Request* r, void* buf, MPI_Count count, const Datatype* type, int pe
   r->buffer = buf;
   r->count = count;
   r->type = type;
+  // A pending operation keeps its derived type alive: the user may call
+  // MPI_Type_free before it completes. request_release drops the reference.
+  datatype_retain(const_cast<Datatype*>(type));
   r->length = bytes;
   r->peer = peer;
   r->match_tag = tag;
@@ -46,21 +49,13 @@ int prepare(Request* r, void* buf, MPI_Count count, const Datatype* type, int pe
   return MPI_SUCCESS;
 }
 
-// Non-contiguous data travels packed: senders pack before the first message,
-// receivers unpack on completion.
-int stage_send(Request* r) {
-  if (r->type->contiguous || r->length == 0) return MPI_SUCCESS;
-  r->staging = static_cast<uint8_t*>(malloc(r->length));
-  if (!r->staging) return MPI_ERR_NO_MEM;
-  pack_items(*r->type, r->buffer, static_cast<size_t>(r->count), r->staging);
-  return MPI_SUCCESS;
-}
-
-int stage_recv(Request* r) {
-  if (r->type->contiguous || r->length == 0) return MPI_SUCCESS;
-  r->staging = static_cast<uint8_t*>(malloc(r->length));
-  return r->staging ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-}
+// Non-contiguous data: the protocols (protocol.cpp) pack and unpack it when
+// they know how the message travels: whole-message staging only for eager
+// sends and single-copy reads, a convertor per fragment otherwise, and
+// receivers unpack eager payloads and fragments straight into the user
+// buffer. Nothing to prepare when an operation starts.
+int stage_send(Request*) { return MPI_SUCCESS; }
+int stage_recv(Request*) { return MPI_SUCCESS; }
 
 void reset_result(Request* r) {
   r->complete.store(false, std::memory_order_relaxed);
@@ -133,6 +128,8 @@ Request* request_alloc(Request::Kind kind) {
 void request_release(Request* r) {
   free(r->staging);
   r->staging = nullptr;
+  datatype_release(const_cast<Datatype*>(r->type));
+  r->type = nullptr;
   r->magic = kRequestFreed;
   if (request_pool.size() < 1024) request_pool.push_back(r);
   else delete r;
@@ -259,6 +256,10 @@ int recv(void* buf, MPI_Count count, const Datatype* type, int source, int tag, 
   reset_result(&r);
   int rc = prepare(&r, buf, count, type, source, tag, ctx);
   if (rc != MPI_SUCCESS) return rc;
+  // This request is never released, and the caller's handle keeps the type
+  // alive for the whole blocking call: give back prepare's reference (the
+  // count stays above zero, so nothing is freed here).
+  datatype_release(const_cast<Datatype*>(type));
   if (source == kProcNull) {
     complete_proc_null(&r);
     return MPI_SUCCESS;

@@ -8,6 +8,7 @@
 //               answers CTS and the sender streams fragments.
 #include <algorithm>
 
+#include "base/counter.h"
 #include "base/log.h"
 #include "base/status.h"
 #include "pml/internal.h"
@@ -34,11 +35,51 @@ const uint8_t* send_data(const Request* r) {
   return r->staging ? r->staging : static_cast<const uint8_t*>(r->buffer);
 }
 
+// ---- non-contiguous data -------------------------------------------------------
+// Senders pack a non-contiguous message only when a protocol needs it in one
+// piece: eager messages (at most the eager limit) and rendezvous reads
+// (the receiver copies straight out of our memory). Fragments are packed one
+// at a time by a convertor into a bounce buffer, and receivers unpack eager
+// payloads and fragments straight into the user's buffer; only a rendezvous
+// read lands in a staging buffer first. The cursors live here, keyed by
+// request, from the first fragment to the end of the message.
+bool non_contiguous(const Request* r) { return !r->type->contiguous && r->length > 0; }
+
+struct FragmentCursor {
+  Convertor cv;
+  std::vector<uint8_t> bounce;  // sender: the fragment packed but not yet sent
+  size_t pending = 0;
+};
+std::unordered_map<const Request*, FragmentCursor> cursors;
+
+FragmentCursor& cursor_for(Request* r, size_t items) {
+  auto it = cursors.find(r);
+  if (it == cursors.end()) it = cursors.emplace(r, FragmentCursor{Convertor(*r->type, r->buffer, items), {}, 0}).first;
+  return it->second;
+}
+
+// Packs the whole message once, for a protocol that sends it in one piece.
+int stage_whole_send(Request* r) {
+  if (!non_contiguous(r) || r->staging) return kOk;
+  r->staging = static_cast<uint8_t*>(malloc(r->length));
+  if (!r->staging) return kNoMemory;
+  pack_items(*r->type, r->buffer, static_cast<size_t>(r->count), r->staging);
+  return kOk;
+}
+
+Counter eager_sends{"axon_pml_eager_sends", Counter::Class::Counter,
+                    "Sends whose data went with the first message (eager protocol)"};
+Counter rendezvous_sends{"axon_pml_rendezvous_sends", Counter::Class::Counter,
+                         "Sends announced first and moved when matched (rendezvous protocol)"};
+
 // Tries to put the first message of a send on the wire.
 int try_first_message(Request* r) {
   btl::Transport* t = btl::route(r->dest_world);
   MatchHeader h{r->ctx->id, r->ctx->rank, r->match_tag, r->seq, r->length};
   int rc;
+  // Fragments (no single-copy read) pack piece by piece; the other paths
+  // need the message in one piece.
+  if ((r->length <= t->caps().eager_limit || t->caps().can_get) && stage_whole_send(r) != kOk) return kNoMemory;
   if (r->length <= t->caps().eager_limit) {
     if (r->mode == SendMode::Synchronous) {
       struct {
@@ -46,10 +87,14 @@ int try_first_message(Request* r) {
         SyncInfo s;
       } hdr{h, {to_id(r)}};
       rc = t->send(r->dest_world, kAmEagerSync, &hdr, sizeof hdr, send_data(r), r->length);
-      if (rc == kOk) r->state = kSendWaitAck;
+      if (rc == kOk) {
+        r->state = kSendWaitAck;
+        eager_sends.add();
+      }
     } else {
       rc = t->send(r->dest_world, kAmEager, &h, sizeof h, send_data(r), r->length);
       if (rc == kOk) {
+        eager_sends.add();
         r->bytes = r->length;
         request_complete(r);
       }
@@ -62,7 +107,10 @@ int try_first_message(Request* r) {
     } hdr{h, {to_id(r), reinterpret_cast<uint64_t>(send_data(r)), r->exposed_key,
               static_cast<uint8_t>(r->mode == SendMode::Synchronous), {}}};
     rc = t->send(r->dest_world, kAmRts, &hdr, sizeof hdr, nullptr, 0);
-    if (rc == kOk) r->state = kSendWaitFin;
+    if (rc == kOk) {
+      r->state = kSendWaitFin;
+      rendezvous_sends.add();
+    }
   }
   return rc;
 }
@@ -73,11 +121,23 @@ void finish_send(Request* r);
 bool stream_fragments(Request* r) {
   btl::Transport* t = btl::route(r->dest_world);
   size_t chunk_max = t->caps().eager_limit;
+  FragmentCursor* fc = non_contiguous(r) && !r->staging ? &cursor_for(r, static_cast<size_t>(r->count)) : nullptr;
   while (r->offset < r->length) {
     size_t chunk = std::min(chunk_max, r->length - r->offset);
+    const uint8_t* data = send_data(r) + r->offset;
+    if (fc) {
+      // Pack the next fragment unless a refused one is still waiting.
+      if (fc->pending == 0) {
+        fc->bounce.resize(chunk_max);
+        fc->pending = convertor_pack(fc->cv, fc->bounce.data(), chunk);
+      }
+      chunk = fc->pending;
+      data = fc->bounce.data();
+    }
     FragInfo fi{r->remote_id, r->offset};
-    int rc = t->send(r->dest_world, kAmFrag, &fi, sizeof fi, send_data(r) + r->offset, chunk);
+    int rc = t->send(r->dest_world, kAmFrag, &fi, sizeof fi, data, chunk);
     if (rc == kAgain) return false;
+    if (fc) fc->pending = 0;
     if (rc != kOk) {
       r->error = MPI_ERR_OTHER;
       break;
@@ -89,10 +149,12 @@ bool stream_fragments(Request* r) {
 }
 
 void finish_recv(Request* r) {
+  cursors.erase(r);
   if (r->truncated) r->error = MPI_ERR_TRUNCATE;
   if (r->staging) {
-    size_t items = r->type->size ? r->bytes / r->type->size : 0;
-    unpack_items(*r->type, r->staging, items, r->buffer);
+    // Exactly the bytes that arrived: whole items, then the part of the
+    // next item a short message holds (MPI_Get_elements counts those too).
+    unpack_bytes(*r->type, r->staging, r->bytes, r->buffer);
     free(r->staging);
     r->staging = nullptr;
   }
@@ -104,6 +166,7 @@ uint8_t* recv_data(Request* r) { return r->staging ? r->staging : static_cast<ui
 // A send whose protocol finished. While a cancel request is out, completion
 // waits for its reply: the reply names this request, so it must stay alive.
 void finish_send(Request* r) {
+  cursors.erase(r);
   r->bytes = r->length;
   if (r->cancel_pending) {
     r->done_while_cancelling = true;
@@ -121,7 +184,9 @@ void deliver(Request* r, Message& m, const void* payload, size_t payload_len) {
   size_t n = std::min<size_t>(h.length, r->length);
   r->truncated = h.length > r->length;
   if (m.am_id != kAmRts) {
-    if (n) std::memcpy(recv_data(r), payload, std::min(n, payload_len));
+    n = std::min(n, payload_len);
+    if (n && non_contiguous(r) && !r->staging) unpack_bytes(*r->type, payload, n, r->buffer);
+    else if (n) std::memcpy(recv_data(r), payload, n);
     r->bytes = n;
     if (m.synchronous) send_reply(m.source_world, kAmSyncAck, m.sender_request, 0);
     finish_recv(r);
@@ -129,7 +194,14 @@ void deliver(Request* r, Message& m, const void* payload, size_t payload_len) {
   }
   btl::Transport* t = btl::route(m.source_world);
   if (t->caps().can_get) {
-    if (n && t->get(m.source_world, recv_data(r), m.address, m.key, n) != kOk) r->error = MPI_ERR_OTHER;
+    // A single-copy read needs one contiguous target: non-contiguous data is
+    // read into a staging buffer that finish_recv unpacks.
+    if (n && non_contiguous(r) && !r->staging) {
+      r->staging = static_cast<uint8_t*>(malloc(n));
+      if (!r->staging) r->error = MPI_ERR_NO_MEM;
+    }
+    if (n && r->error == MPI_SUCCESS && t->get(m.source_world, recv_data(r), m.address, m.key, n) != kOk)
+      r->error = MPI_ERR_OTHER;
     r->bytes = n;
     send_reply(m.source_world, kAmFin, m.sender_request, 0);
     finish_recv(r);
@@ -150,7 +222,14 @@ void on_frag(int, const void* msg, size_t len) {
   size_t data_len = len - sizeof fi;
   if (fi.offset < r->length) {
     size_t n = std::min(data_len, r->length - fi.offset);
-    std::memcpy(recv_data(r) + fi.offset, data, n);
+    if (non_contiguous(r) && !r->staging) {
+      // Fragments come in order; seek only if one did not.
+      FragmentCursor& fc = cursor_for(r, static_cast<size_t>(r->count));
+      if (fc.cv.position != fi.offset) convertor_seek(fc.cv, fi.offset);
+      convertor_unpack(fc.cv, data, n);
+    } else {
+      std::memcpy(recv_data(r) + fi.offset, data, n);
+    }
   }
   r->offset += data_len;
   if (r->offset >= r->message_length) finish_recv(r);
@@ -198,7 +277,10 @@ int send_immediate(const void* buf, size_t len, int dest, int tag, Context* ctx)
   if (len > t->caps().eager_limit) return kAgain;
   MatchHeader h{ctx->id, ctx->rank, tag, ctx->next_seq[dest], len};
   int rc = t->send(dest_world, kAmEager, &h, sizeof h, buf, len);
-  if (rc == kOk) ++ctx->next_seq[dest];
+  if (rc == kOk) {
+    ++ctx->next_seq[dest];
+    eager_sends.add();
+  }
   return rc;
 }
 

@@ -8,12 +8,18 @@
 #include <deque>
 #include <vector>
 
+#include "base/counter.h"
 #include "base/status.h"
 #include "rte/rte.h"
 
 namespace axon::btl {
 
 namespace {
+
+Counter messages_sent{"axon_btl_self_messages_sent", Counter::Class::Counter,
+                      "Messages a rank sent to itself (eager messages and protocol replies)"};
+Counter bytes_sent{"axon_btl_self_bytes_sent", Counter::Class::Counter,
+                   "Bytes (protocol headers included) a rank sent to itself"};
 
 class SelfTransport final : public Transport {
  public:
@@ -35,6 +41,8 @@ class SelfTransport final : public Transport {
     if (header_len) std::memcpy(m.bytes.data(), header, header_len);
     if (payload_len) std::memcpy(m.bytes.data() + header_len, payload, payload_len);
     queue_.push_back(std::move(m));
+    messages_sent.add();
+    bytes_sent.add(header_len + payload_len);
     return kOk;
   }
 

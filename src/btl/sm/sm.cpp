@@ -31,6 +31,7 @@
 
 #include "base/backoff.h"
 #include "base/clock.h"
+#include "base/counter.h"
 #include "base/log.h"
 #include "base/param.h"
 #include "base/status.h"
@@ -54,6 +55,17 @@ SizeParam cma_chunk_param{"AXON_BTL_SM_CMA_CHUNK", 128 * 1024,
 BoolParam cma_help_param{"AXON_BTL_SM_CMA_SENDER_HELPS", true,
                          "A waiting sender copies part of its large message into the receiver's "
                          "buffer while the receiver copies the rest (two cores moving one message)"};
+
+Counter messages_sent{"axon_btl_sm_messages_sent", Counter::Class::Counter,
+                      "Messages this rank put into the shared-memory rings (eager messages, fragments, "
+                      "protocol replies)"};
+Counter bytes_sent{"axon_btl_sm_bytes_sent", Counter::Class::Counter,
+                   "Bytes (protocol headers included) this rank put into the shared-memory rings"};
+Counter ring_full{"axon_btl_sm_ring_full", Counter::Class::Counter,
+                  "Sends that found the peer's ring full and had to wait"};
+Counter cma_bytes{"axon_btl_sm_cma_bytes", Counter::Class::Counter,
+                  "Bytes this rank copied between processes with process_vm_readv/writev (single-copy "
+                  "large messages; the sender's helping share included)"};
 
 constexpr uint64_t kSegmentMagic = 0x41584f4e534d3031ull;  // "AXONSM01"
 constexpr size_t kLine = 64;
@@ -114,6 +126,7 @@ CopyDescriptor* descriptors_of(void* segment) {
 // Moves `len` bytes between this process and `pid`; `read` pulls from the
 // peer, otherwise pushes to it. Returns false on failure.
 bool cma_copy(pid_t pid, bool read, void* local, uint64_t remote, size_t len) {
+  const size_t total = len;
   auto* p = static_cast<uint8_t*>(local);
   while (len > 0) {
     iovec l{p, len};
@@ -125,6 +138,7 @@ bool cma_copy(pid_t pid, bool read, void* local, uint64_t remote, size_t len) {
     remote += static_cast<uint64_t>(n);
     len -= static_cast<size_t>(n);
   }
+  cma_bytes.add(total);
   return true;
 }
 
@@ -253,7 +267,10 @@ class SharedMemoryTransport final : public Transport {
     Outbound& out = outbound_[local_index_[peer]];
     if (out.tail - out.head_seen >= out.nslots) {
       out.head_seen = out.control->head.load(std::memory_order_acquire);
-      if (out.tail - out.head_seen >= out.nslots) return kAgain;
+      if (out.tail - out.head_seen >= out.nslots) {
+        ring_full.add();
+        return kAgain;
+      }
     }
     auto* slot = reinterpret_cast<SlotHeader*>(out.slots + (out.tail % out.nslots) * out.stride);
     auto* data = reinterpret_cast<uint8_t*>(slot + 1);
@@ -263,6 +280,8 @@ class SharedMemoryTransport final : public Transport {
     slot->am_id = static_cast<uint16_t>(am_id);
     slot->sequence.store(out.tail + 1, std::memory_order_release);
     ++out.tail;
+    messages_sent.add();
+    bytes_sent.add(header_len + payload_len);
     return kOk;
   }
 
