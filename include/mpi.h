@@ -2854,34 +2854,37 @@ int PMPI_Cartdim_get(MPI_Comm comm, int *ndims);
 int MPI_Dims_create(int nnodes, int ndims, int dims[]);
 int PMPI_Dims_create(int nnodes, int ndims, int dims[]);
 
+/* Weights are declared as pointers, not arrays (the same type to the
+ * compiler and the ABI): GCC warns at every call that passes the sentinels
+ * MPI_UNWEIGHTED / MPI_WEIGHTS_EMPTY to an array parameter. */
 int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[],
                           const int degrees[], const int destinations[],
-                          const int weights[], MPI_Info info, int reorder,
+                          const int *weights, MPI_Info info, int reorder,
                           MPI_Comm *comm_dist_graph);
 int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[],
                            const int degrees[], const int destinations[],
-                           const int weights[], MPI_Info info, int reorder,
+                           const int *weights, MPI_Info info, int reorder,
                            MPI_Comm *comm_dist_graph);
 
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
                                    const int sources[],
-                                   const int sourceweights[], int outdegree,
+                                   const int *sourceweights, int outdegree,
                                    const int destinations[],
-                                   const int destweights[], MPI_Info info,
+                                   const int *destweights, MPI_Info info,
                                    int reorder, MPI_Comm *comm_dist_graph);
 int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
                                     const int sources[],
-                                    const int sourceweights[], int outdegree,
+                                    const int *sourceweights, int outdegree,
                                     const int destinations[],
-                                    const int destweights[], MPI_Info info,
+                                    const int *destweights, MPI_Info info,
                                     int reorder, MPI_Comm *comm_dist_graph);
 
 int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[],
-                             int sourceweights[], int maxoutdegree,
-                             int destinations[], int destweights[]);
+                             int *sourceweights, int maxoutdegree,
+                             int destinations[], int *destweights);
 int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[],
-                              int sourceweights[], int maxoutdegree,
-                              int destinations[], int destweights[]);
+                              int *sourceweights, int maxoutdegree,
+                              int destinations[], int *destweights);
 
 int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree,
                                    int *outdegree, int *weighted);
