@@ -19,7 +19,9 @@ usage: compare.sh [options]
   --runs N            runs per benchmark and MPI, interleaved; default 3
   -np N, --np N       ranks; default 2 (ranks 0 and 1 measure; -np 4 on a
                       2-core machine shows behaviour when oversubscribed)
-  --bench LIST        comma-separated subset of latency,bw,bibw; default all
+  --bench LIST        comma-separated subset of latency,bw,bibw,vector; default all
+                      (collectives, not in the default: coll_allreduce, coll_bcast, coll_reduce,
+                      coll_allgather, coll_alltoall, coll_barrier and coll_i<same> with overlap)
   --sizes MIN:MAX     size range passed to every benchmark as -m
   --bench-args "ARGS" extra arguments for every benchmark (e.g. "-r 21")
   --markdown          print the tables as Markdown (for docs/performance.md)
@@ -30,7 +32,7 @@ EOF
 }
 
 runs=3 np=2 markdown=0 axon_prefix="" axon_args="" sizes="" bench_args=""
-results="" run_timeout=300 benches="latency,bw,bibw" use_openmpi=1 use_mpich=1
+results="" run_timeout=300 benches="latency,bw,bibw,vector" use_openmpi=1 use_mpich=1
 while [ $# -gt 0 ]; do
     case "$1" in
         --axon) axon_prefix=${2:?--axon needs a PREFIX}; shift 2 ;;
@@ -52,7 +54,7 @@ done
 case "$runs" in ''|*[!0-9]*|0) echo "compare.sh: --runs needs a count >= 1" >&2; exit 2 ;; esac
 case "$np" in ''|*[!0-9]*|0|1) echo "compare.sh: -np needs at least 2" >&2; exit 2 ;; esac
 for b in ${benches//,/ }; do
-    case "$b" in latency|bw|bibw) ;; *) echo "compare.sh: unknown benchmark: $b" >&2; exit 2 ;; esac
+    case "$b" in latency|bw|bibw|vector|coll_allreduce|coll_bcast|coll_reduce|coll_allgather|coll_alltoall|coll_barrier|coll_iallreduce|coll_ibcast|coll_ireduce|coll_iallgather|coll_ialltoall|coll_ibarrier) ;; *) echo "compare.sh: unknown benchmark: $b" >&2; exit 2 ;; esac
 done
 
 say() { printf '%s\n' "$*" >&2; }
@@ -138,9 +140,11 @@ for bench in ${benches//,/ }; do
             # shellcheck disable=SC2206 # word splitting of user arguments is wanted
             args+=($bench_args)
             say "[$(date +%T)] $bench run $run/$runs: ${mpi_labels[$i]}"
+            prog=("$results/build/$id/pt2pt_$bench")
+            case "$bench" in coll_*) prog=("$results/build/$id/coll_latency" -c "${bench#coll_}") ;; esac
             # shellcheck disable=SC2086 # the launcher command is a word list
             timeout --kill-after=10 "$run_timeout" ${mpi_launch[$i]} \
-                "$results/build/$id/pt2pt_$bench" "${args[@]}" >"$out.out" 2>"$out.err"
+                "${prog[@]}" "${args[@]}" >"$out.out" 2>"$out.err"
             rc=$?
             if [ "$rc" -ne 0 ]; then
                 failures=$((failures + 1))
@@ -208,6 +212,8 @@ for bench in ${benches//,/ }; do
         latency) title="pt2pt_latency: one-way latency in microseconds"; better=lower ;;
         bw)      title="pt2pt_bw: streaming bandwidth in MB/s (10^6 bytes), window of 64"; better=higher ;;
         bibw)    title="pt2pt_bibw: bidirectional bandwidth in MB/s, both directions summed"; better=higher ;;
+        coll_*)  title="coll_latency -c ${bench#coll_}: microseconds per call, all ranks (size = bytes per rank)"; better=lower ;;
+        vector)  title="pt2pt_vector: one-way latency in microseconds, vector(N, 1, 2) of doubles (size = data bytes)"; better=lower ;;
     esac
     labels="" tables=""
     for i in "${built_ids[@]}"; do

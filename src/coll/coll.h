@@ -1,9 +1,18 @@
-// Collective operations on a communicator's collective context.
+// Collective operations: the layer's one interface.
 //
-// The foundation provides barrier, broadcast, reduce and allreduce with
-// simple tree and recursive-doubling algorithms over point-to-point; the full
-// algorithm library, topology awareness and selection come later.
+// The MPI layer checks arguments and describes a call as `Args`; this layer
+// picks an algorithm (src/coll/select.cpp), builds it as a schedule of
+// point-to-point rounds (src/coll/schedule.h), and either runs it to
+// completion (blocking), hands it to the progress engine (nonblocking,
+// MPI_I*), or keeps it for repeated starts (persistent, *_init). Small
+// blocking barrier / bcast / reduce / allreduce take the direct versions at
+// the end of this header. docs/collectives.md explains the algorithms and
+// the selection. (Node-level shared-memory collectives are a later step;
+// their state will live in CommState.)
 #pragma once
+
+#include <cstdint>
+#include <vector>
 
 #include "datatype/datatype.h"
 #include "op/op.h"
@@ -11,6 +20,63 @@
 
 namespace axon::coll {
 
+enum class Kind : uint8_t {
+  barrier, bcast, gather, gatherv, scatter, scatterv, allgather, allgatherv, alltoall, alltoallv,
+  alltoallw, reduce, allreduce, reduce_scatter, reduce_scatter_block, scan, exscan, count_
+};
+inline constexpr int kKindCount = static_cast<int>(Kind::count_);
+const char* kind_name(Kind kind);  // "allreduce", ...
+
+// One collective call as the MPI layer checked it. Counts and displacements
+// are in items of the respective type (alltoallw: displacements in bytes);
+// per-rank arrays are indexed by rank (by remote rank on an
+// intercommunicator). `in_place` is MPI_IN_PLACE (sendbuf then meaningless).
+// `root` is a rank, or MPI_ROOT / MPI_PROC_NULL on an intercommunicator.
+// reduce_scatter(_block): recvcounts[i] items go to rank i (all equal for
+// _block); the reductions take their count / type from recvcount / recvtype.
+struct Args {
+  Kind kind = Kind::barrier;
+  const void* sendbuf = nullptr;
+  MPI_Count sendcount = 0;
+  const Datatype* sendtype = nullptr;
+  void* recvbuf = nullptr;
+  MPI_Count recvcount = 0;  // bcast / reductions: the count
+  const Datatype* recvtype = nullptr;  // bcast / reductions: the type
+  bool in_place = false;
+  std::vector<MPI_Count> sendcounts, recvcounts;
+  std::vector<MPI_Aint> sdispls, rdispls;
+  std::vector<const Datatype*> sendtypes, recvtypes;
+  const Op* op = nullptr;
+  int root = 0;
+};
+
+// Per-communicator collective state (src/coll/internal.h): the contexts and
+// the operation sequence that gives each call its tag; the place for node
+// topology and a shared-memory segment later. Created by the MPI layer on
+// first use, destroyed with the communicator.
+struct CommState;
+// `coll` carries the collective traffic; for an intercommunicator `coll`
+// maps remote ranks and `local` is a context over the local group (else null).
+CommState* state_create(pml::Context* coll, pml::Context* local);
+void state_destroy(CommState* state);
+
+// Blocking collective.
+int run(CommState* state, const Args& args);
+// Nonblocking: *out is a new request of Kind::Collective, completed through
+// pml::request_complete (MPI_Wait/Test work unchanged).
+int post(CommState* state, const Args& args, pml::Request** out);
+// Persistent: *out is an inactive persistent request; start() runs it.
+int init(CommState* state, const Args& args, pml::Request** out);
+int start(pml::Request* req);
+// Releases what a collective request owns (its schedule) and the request.
+void request_free(pml::Request* req);
+inline bool is_collective(const pml::Request* r) { return r->kind == pml::Request::Kind::Collective; }
+
+// ---- internal collectives on a bare context ------------------------------------
+// Used by the MPI layer where no communicator object exists yet (creation,
+// finalize). They use tags of their own, so they never mix with user
+// collectives in flight on the same context; they must not run concurrently
+// with each other on one context.
 int barrier(pml::Context* ctx);
 int bcast(void* buf, MPI_Count count, const Datatype* type, int root, pml::Context* ctx);
 // `sendbuf` null means in place (the data is in recvbuf).

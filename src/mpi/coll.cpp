@@ -1,11 +1,62 @@
-// Collective entry points: argument checks, then src/coll.
+// Collective entry points: argument checks (error classes as MPICH reports
+// them), then src/coll. Every collective has its blocking, nonblocking
+// (MPI_I*) and persistent (*_init) form, each also with large counts (_c);
+// the forms share one checking function per collective (do_*), and the
+// entry points at the end of the file only forward to it.
+#include <vector>
+
 #include "coll/coll.h"
 #include "mpi/api.h"
+#include "mpi/communicator.h"
 
 namespace axon::mpi {
 namespace {
 
-int check_root(const Comm* c, int root) { return root < 0 || root >= c->size() ? MPI_ERR_ROOT : MPI_SUCCESS; }
+enum class Mode : uint8_t { Blocking, Nonblocking, Persistent };
+struct Call {
+  Mode mode;
+  MPI_Request* request;
+};
+constexpr Call kBlocking{Mode::Blocking, nullptr};
+
+coll::CommState* state_of(Comm* c) {
+  if (!c->coll_state) c->coll_state = coll::state_create(&c->coll, c->inter ? &c->local : nullptr);
+  return static_cast<coll::CommState*>(c->coll_state);
+}
+
+// A nonblocking collective keeps its communicator alive (MPI_Comm_free
+// during it defers the deallocation).
+void release_comm(pml::Request* r) { --static_cast<Comm*>(r->comm)->pending; }
+
+int submit(Comm* c, const char* fn, const coll::Args& a, Call call) {
+  int rc;
+  if (call.mode == Mode::Blocking) {
+    rc = coll::run(state_of(c), a);
+    return rc == MPI_SUCCESS ? rc : raise(c, rc, fn);
+  }
+  pml::Request* r = nullptr;
+  rc = call.mode == Mode::Nonblocking ? coll::post(state_of(c), a, &r) : coll::init(state_of(c), a, &r);
+  if (rc != MPI_SUCCESS) return raise(c, rc, fn);
+  pml::Guard guard;
+  r->comm = c;
+  if (call.mode == Mode::Nonblocking && !r->complete.load(std::memory_order_acquire)) {
+    ++c->pending;
+    r->on_complete = release_comm;
+  }
+  *call.request = handle_of(r);
+  return MPI_SUCCESS;
+}
+
+int check_request_arg(Call call) {
+  return call.mode != Mode::Blocking && !call.request ? MPI_ERR_ARG : MPI_SUCCESS;
+}
+
+// Root of a rooted collective: a rank; on an intercommunicator also
+// MPI_ROOT (the root itself) or MPI_PROC_NULL (the root's other group members).
+int check_root(const Comm* c, int root) {
+  if (c->inter && (root == MPI_ROOT || root == MPI_PROC_NULL)) return MPI_SUCCESS;
+  return root < 0 || root >= c->size() ? MPI_ERR_ROOT : MPI_SUCCESS;
+}
 
 int check_op(MPI_Op handle, const Datatype* type, Op** out) {
   Op* op = op_from_handle(handle);
@@ -14,63 +65,818 @@ int check_op(MPI_Op handle, const Datatype* type, Op** out) {
   return MPI_SUCCESS;
 }
 
-int check_reduction(const void* sendbuf, const void* recvbuf, bool needs_recvbuf, MPI_Count count,
-                    MPI_Datatype datatype, MPI_Op op_handle, Datatype** type, Op** op) {
+// count / datatype / buffer of one side.
+int check_side(const void* buf, MPI_Count count, MPI_Datatype dt, Datatype** type) {
   int rc;
-  if ((rc = check_count(count)) || (rc = check_datatype(datatype, type))) return rc;
-  if (sendbuf != MPI_IN_PLACE && (rc = check_buffer(sendbuf, count, *type))) return rc;
-  if (needs_recvbuf && (rc = check_buffer(recvbuf, count, *type))) return rc;
-  if (sendbuf == MPI_IN_PLACE && !needs_recvbuf) return MPI_ERR_BUFFER;
-  return check_op(op_handle, *type, op);
+  if ((rc = check_count(count)) || (rc = check_datatype(dt, type))) return rc;
+  return check_buffer(buf, count, *type);
 }
 
+template <class C>
+int check_counts(const C* counts, int n, std::vector<MPI_Count>* out) {
+  if (!counts) return MPI_ERR_ARG;
+  out->resize(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    if (counts[i] < 0) return MPI_ERR_COUNT;
+    (*out)[i] = counts[i];
+  }
+  return MPI_SUCCESS;
+}
+
+template <class D>
+int check_displs(const D* displs, int n, std::vector<MPI_Aint>* out) {
+  if (!displs) return MPI_ERR_ARG;
+  out->assign(displs, displs + n);
+  return MPI_SUCCESS;
+}
+
+int check_types(const MPI_Datatype* types, int n, std::vector<const Datatype*>* out) {
+  if (!types) return MPI_ERR_ARG;
+  out->resize(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    Datatype* t = nullptr;
+    if (int rc = check_datatype(types[i], &t)) return rc;
+    (*out)[i] = t;
+  }
+  return MPI_SUCCESS;
+}
+
+// The size of the group that per-rank arrays describe: the communicator's
+// (the remote group's on an intercommunicator).
+int peers(const Comm* c) { return c->size(); }
+
+#define CHECK(expr)                                  \
+  do {                                               \
+    int rc_ = (expr);                                \
+    if (rc_ != MPI_SUCCESS) return raise(c, rc_, fn); \
+  } while (0)
+#define CHECK_MSG(cond, code, msg) \
+  do {                             \
+    if (cond) return raise(c, code, fn, msg); \
+  } while (0)
+
+// ---- the collectives -----------------------------------------------------------
+
+int do_barrier(const char* fn, MPI_Comm comm, Call call) {
+  AXON_COMM_OR_RAISE(c, comm, fn);
+  CHECK(check_request_arg(call));
+  coll::Args a;
+  a.kind = coll::Kind::barrier;
+  return submit(c, fn, a, call);
+}
+
+int do_bcast(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm, Call call) {
+  AXON_COMM_OR_RAISE(c, comm, fn);
+  CHECK(check_request_arg(call));
+  Datatype* type = nullptr;
+  CHECK(check_side(buf, count, dt, &type));
+  CHECK(check_root(c, root));
+  coll::Args a;
+  a.kind = coll::Kind::bcast;
+  a.recvbuf = buf;
+  a.recvcount = count;
+  a.recvtype = type;
+  a.root = root;
+  return submit(c, fn, a, call);
+}
+
+// Whether this process supplies the root's data of a rooted collective.
+bool at_root(const Comm* c, int root) { return c->inter ? root == MPI_ROOT : c->rank() == root; }
+// Whether this process takes no part (intercommunicator: the root's group
+// members other than the root).
+bool idle(const Comm* c, int root) { return c->inter && root == MPI_PROC_NULL; }
+
+int do_gather(const char* fn, coll::Kind kind, const void* sbuf, MPI_Count scount, MPI_Datatype stype, void* rbuf,
+              MPI_Count rcount, const std::vector<MPI_Count>* rcounts, const std::vector<MPI_Aint>* rdispls,
+              MPI_Datatype rtype, int root, Comm* c, Call call) {
+  CHECK(check_request_arg(call));
+  CHECK(check_root(c, root));
+  coll::Args a;
+  a.kind = kind;
+  a.root = root;
+  bool is_root = at_root(c, root);
+  a.in_place = !c->inter && is_root && sbuf == MPI_IN_PLACE;
+  if (!is_root && !idle(c, root)) {
+    CHECK_MSG(sbuf == MPI_IN_PLACE, MPI_ERR_BUFFER, "MPI_IN_PLACE at a non-root rank");
+    Datatype* t = nullptr;
+    CHECK(check_side(sbuf, scount, stype, &t));
+    a.sendbuf = sbuf, a.sendcount = scount, a.sendtype = t;
+  }
+  if (is_root) {
+    CHECK_MSG(rbuf == MPI_IN_PLACE, MPI_ERR_BUFFER, "recvbuf is MPI_IN_PLACE");
+    if (!a.in_place && !c->inter) {
+      Datatype* t = nullptr;
+      CHECK(check_side(sbuf, scount, stype, &t));
+      a.sendbuf = sbuf, a.sendcount = scount, a.sendtype = t;
+    }
+    Datatype* t = nullptr;
+    if (rcounts) {
+      CHECK(check_datatype(rtype, &t));
+      a.recvcounts = *rcounts;
+      a.rdispls = *rdispls;
+    } else {
+      CHECK(check_side(rbuf, rcount, rtype, &t));
+    }
+    a.recvbuf = rbuf, a.recvcount = rcount, a.recvtype = t;
+    CHECK_MSG(!a.in_place && !c->inter && sbuf == rbuf && scount > 0, MPI_ERR_BUFFER,
+              "sendbuf and recvbuf are the same buffer");
+  }
+  return submit(c, fn, a, call);
+}
+
+template <class C, class D>
+int do_gatherv(const char* fn, const void* sbuf, MPI_Count scount, MPI_Datatype stype, void* rbuf, const C* rcounts,
+               const D* displs, MPI_Datatype rtype, int root, MPI_Comm comm, Call call) {
+  AXON_COMM_OR_RAISE(c, comm, fn);
+  std::vector<MPI_Count> counts;
+  std::vector<MPI_Aint> disp;
+  if (check_root(c, root) == MPI_SUCCESS && at_root(c, root)) {
+    CHECK(check_counts(rcounts, peers(c), &counts));
+    CHECK(check_displs(displs, peers(c), &disp));
+  }
+  return do_gather(fn, coll::Kind::gatherv, sbuf, scount, stype, rbuf, 0, &counts, &disp, rtype, root, c, call);
+}
+
+int do_scatter(const char* fn, coll::Kind kind, const void* sbuf, MPI_Count scount,
+               const std::vector<MPI_Count>* scounts, const std::vector<MPI_Aint>* sdispls, MPI_Datatype stype,
+               void* rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, Comm* c, Call call) {
+  CHECK(check_request_arg(call));
+  CHECK(check_root(c, root));
+  coll::Args a;
+  a.kind = kind;
+  a.root = root;
+  bool is_root = at_root(c, root);
+  a.in_place = !c->inter && is_root && rbuf == MPI_IN_PLACE;
+  if (!is_root && !idle(c, root)) {
+    CHECK_MSG(rbuf == MPI_IN_PLACE, MPI_ERR_BUFFER, "MPI_IN_PLACE at a non-root rank");
+    Datatype* t = nullptr;
+    CHECK(check_side(rbuf, rcount, rtype, &t));
+    a.recvbuf = rbuf, a.recvcount = rcount, a.recvtype = t;
+  }
+  if (is_root) {
+    CHECK_MSG(sbuf == MPI_IN_PLACE, MPI_ERR_BUFFER, "sendbuf is MPI_IN_PLACE");
+    if (!a.in_place && !c->inter) {
+      Datatype* t = nullptr;
+      CHECK(check_side(rbuf, rcount, rtype, &t));
+      a.recvbuf = rbuf, a.recvcount = rcount, a.recvtype = t;
+    }
+    Datatype* t = nullptr;
+    if (scounts) {
+      CHECK(check_datatype(stype, &t));
+      a.sendcounts = *scounts;
+      a.sdispls = *sdispls;
+    } else {
+      CHECK(check_side(sbuf, scount, stype, &t));
+    }
+    a.sendbuf = sbuf, a.sendcount = scount, a.sendtype = t;
+    CHECK_MSG(!a.in_place && !c->inter && sbuf == rbuf && rcount > 0, MPI_ERR_BUFFER,
+              "sendbuf and recvbuf are the same buffer");
+  }
+  return submit(c, fn, a, call);
+}
+
+template <class C, class D>
+int do_scatterv(const char* fn, const void* sbuf, const C* scounts, const D* displs, MPI_Datatype stype, void* rbuf,
+                MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm, Call call) {
+  AXON_COMM_OR_RAISE(c, comm, fn);
+  std::vector<MPI_Count> counts;
+  std::vector<MPI_Aint> disp;
+  if (check_root(c, root) == MPI_SUCCESS && at_root(c, root)) {
+    CHECK(check_counts(scounts, peers(c), &counts));
+    CHECK(check_displs(displs, peers(c), &disp));
+  }
+  return do_scatter(fn, coll::Kind::scatterv, sbuf, 0, &counts, &disp, stype, rbuf, rcount, rtype, root, c, call);
+}
+
+// Allgather(v) and alltoall: sendbuf may be MPI_IN_PLACE (intracommunicators), recvbuf not.
+int do_allgather(const char* fn, coll::Kind kind, const void* sbuf, MPI_Count scount, MPI_Datatype stype, void* rbuf,
+                 MPI_Count rcount, const std::vector<MPI_Count>* rcounts, const std::vector<MPI_Aint>* rdispls,
+                 MPI_Datatype rtype, Comm* c, Call call) {
+  CHECK(check_request_arg(call));
+  coll::Args a;
+  a.kind = kind;
+  CHECK_MSG(rbuf == MPI_IN_PLACE, MPI_ERR_BUFFER, "recvbuf is MPI_IN_PLACE");
+  CHECK_MSG(c->inter && sbuf == MPI_IN_PLACE, MPI_ERR_BUFFER, "MPI_IN_PLACE on an intercommunicator");
+  a.in_place = sbuf == MPI_IN_PLACE;
+  if (!a.in_place) {
+    Datatype* t = nullptr;
+    CHECK(check_side(sbuf, scount, stype, &t));
+    a.sendbuf = sbuf, a.sendcount = scount, a.sendtype = t;
+  }
+  Datatype* t = nullptr;
+  if (rcounts) {
+    CHECK(check_datatype(rtype, &t));
+    a.recvcounts = *rcounts;
+    a.rdispls = *rdispls;
+  } else {
+    CHECK(check_side(rbuf, rcount, rtype, &t));
+  }
+  a.recvbuf = rbuf, a.recvcount = rcount, a.recvtype = t;
+  CHECK_MSG(!a.in_place && sbuf == rbuf && scount > 0, MPI_ERR_BUFFER, "sendbuf and recvbuf are the same buffer");
+  return submit(c, fn, a, call);
+}
+
+template <class C, class D>
+int do_allgatherv(const char* fn, const void* sbuf, MPI_Count scount, MPI_Datatype stype, void* rbuf,
+                  const C* rcounts, const D* displs, MPI_Datatype rtype, MPI_Comm comm, Call call) {
+  AXON_COMM_OR_RAISE(c, comm, fn);
+  std::vector<MPI_Count> counts;
+  std::vector<MPI_Aint> disp;
+  CHECK(check_counts(rcounts, peers(c), &counts));
+  CHECK(check_displs(displs, peers(c), &disp));
+  return do_allgather(fn, coll::Kind::allgatherv, sbuf, scount, stype, rbuf, 0, &counts, &disp, rtype, c, call);
+}
+
+// Alltoall, alltoallv and alltoallw. Displacements: items (v) or bytes (w).
+template <class C, class D>
+int do_alltoallx(const char* fn, coll::Kind kind, const void* sbuf, const C* scounts, const D* sdispls,
+                 const MPI_Datatype* stypes, void* rbuf, const C* rcounts, const D* rdispls,
+                 const MPI_Datatype* rtypes, MPI_Comm comm, Call call) {
+  AXON_COMM_OR_RAISE(c, comm, fn);
+  CHECK(check_request_arg(call));
+  int n = peers(c);
+  coll::Args a;
+  a.kind = kind;
+  CHECK_MSG(rbuf == MPI_IN_PLACE, MPI_ERR_BUFFER, "recvbuf is MPI_IN_PLACE");
+  CHECK_MSG(c->inter && sbuf == MPI_IN_PLACE, MPI_ERR_BUFFER, "MPI_IN_PLACE on an intercommunicator");
+  a.in_place = sbuf == MPI_IN_PLACE;
+  CHECK(check_counts(rcounts, n, &a.recvcounts));
+  CHECK(check_displs(rdispls, n, &a.rdispls));
+  if (kind == coll::Kind::alltoallw) {
+    CHECK(check_types(rtypes, n, &a.recvtypes));
+  } else {
+    Datatype* t = nullptr;
+    CHECK(check_datatype(*rtypes, &t));
+    a.recvtype = t;
+  }
+  if (!a.in_place) {
+    CHECK(check_counts(scounts, n, &a.sendcounts));
+    CHECK(check_displs(sdispls, n, &a.sdispls));
+    if (kind == coll::Kind::alltoallw) {
+      CHECK(check_types(stypes, n, &a.sendtypes));
+    } else {
+      Datatype* t = nullptr;
+      CHECK(check_datatype(*stypes, &t));
+      a.sendtype = t;
+    }
+    bool any = false;
+    for (MPI_Count x : a.sendcounts) any |= x > 0;
+    CHECK_MSG(sbuf == rbuf && any, MPI_ERR_BUFFER, "sendbuf and recvbuf are the same buffer");
+  }
+  a.sendbuf = a.in_place ? nullptr : sbuf;
+  a.recvbuf = rbuf;
+  return submit(c, fn, a, call);
+}
+
+int do_alltoall(const char* fn, const void* sbuf, MPI_Count scount, MPI_Datatype stype, void* rbuf, MPI_Count rcount,
+                MPI_Datatype rtype, MPI_Comm comm, Call call) {
+  AXON_COMM_OR_RAISE(c, comm, fn);
+  CHECK(check_request_arg(call));
+  coll::Args a;
+  a.kind = coll::Kind::alltoall;
+  CHECK_MSG(rbuf == MPI_IN_PLACE, MPI_ERR_BUFFER, "recvbuf is MPI_IN_PLACE");
+  CHECK_MSG(c->inter && sbuf == MPI_IN_PLACE, MPI_ERR_BUFFER, "MPI_IN_PLACE on an intercommunicator");
+  a.in_place = sbuf == MPI_IN_PLACE;
+  if (!a.in_place) {
+    Datatype* t = nullptr;
+    CHECK(check_side(sbuf, scount, stype, &t));
+    a.sendbuf = sbuf, a.sendcount = scount, a.sendtype = t;
+  }
+  Datatype* t = nullptr;
+  CHECK(check_side(rbuf, rcount, rtype, &t));
+  a.recvbuf = rbuf, a.recvcount = rcount, a.recvtype = t;
+  CHECK_MSG(!a.in_place && sbuf == rbuf && scount > 0, MPI_ERR_BUFFER, "sendbuf and recvbuf are the same buffer");
+  return submit(c, fn, a, call);
+}
+
+// Reductions. `rooted`: reduce (recvbuf significant at the root only).
+int do_reduction(const char* fn, coll::Kind kind, const void* sbuf, void* rbuf, MPI_Count count,
+                 const std::vector<MPI_Count>* rcounts, MPI_Datatype dt, MPI_Op op, int root, Comm* c, Call call) {
+  CHECK(check_request_arg(call));
+  bool rooted = kind == coll::Kind::reduce;
+  if (rooted) CHECK(check_root(c, root));
+  bool is_root = rooted ? at_root(c, root) : true;
+  bool takes_part = !(rooted && idle(c, root));
+  coll::Args a;
+  a.kind = kind;
+  a.root = root;
+  Datatype* type = nullptr;
+  CHECK(check_count(count));
+  CHECK(check_datatype(dt, &type));
+  if (takes_part && !(c->inter && rooted && is_root)) {
+    CHECK_MSG(sbuf == MPI_IN_PLACE && (c->inter || !is_root), MPI_ERR_BUFFER, "MPI_IN_PLACE not allowed here");
+    if (sbuf != MPI_IN_PLACE) CHECK(check_buffer(sbuf, rcounts ? 0 : count, type));
+  }
+  if (is_root && takes_part) {
+    CHECK_MSG(rbuf == MPI_IN_PLACE, MPI_ERR_BUFFER, "recvbuf is MPI_IN_PLACE");
+    CHECK(check_buffer(rbuf, count, type));
+  }
+  Op* o = nullptr;
+  CHECK(check_op(op, type, &o));
+  a.in_place = sbuf == MPI_IN_PLACE;
+  a.sendbuf = a.in_place ? nullptr : sbuf;
+  a.recvbuf = rbuf;
+  a.recvcount = count;
+  a.recvtype = type;
+  a.sendtype = type;
+  a.sendcount = count;
+  a.op = o;
+  if (rcounts) a.recvcounts = *rcounts;
+  CHECK_MSG(!a.in_place && is_root && takes_part && sbuf == rbuf && count > 0, MPI_ERR_BUFFER,
+            "sendbuf and recvbuf are the same buffer");
+  return submit(c, fn, a, call);
+}
+
+int do_reduce(const char* fn, const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op, int root,
+              MPI_Comm comm, Call call) {
+  AXON_COMM_OR_RAISE(c, comm, fn);
+  return do_reduction(fn, coll::Kind::reduce, sbuf, rbuf, count, nullptr, dt, op, root, c, call);
+}
+
+int do_allreduce(const char* fn, coll::Kind kind, const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype dt,
+                 MPI_Op op, MPI_Comm comm, Call call) {
+  AXON_COMM_OR_RAISE(c, comm, fn);
+  if (kind == coll::Kind::reduce_scatter_block) {
+    // Every rank gets `count` items: the general form with equal counts.
+    std::vector<MPI_Count> counts(static_cast<size_t>(c->size()), count);
+    CHECK(check_count(count));
+    return do_reduction(fn, kind, sbuf, rbuf, count, &counts, dt, op, 0, c, call);
+  }
+  CHECK_MSG(c->inter && (kind == coll::Kind::scan || kind == coll::Kind::exscan), MPI_ERR_COMM,
+            "not defined on an intercommunicator");
+  return do_reduction(fn, kind, sbuf, rbuf, count, nullptr, dt, op, 0, c, call);
+}
+
+template <class C>
+int do_reduce_scatter(const char* fn, const void* sbuf, void* rbuf, const C* rcounts, MPI_Datatype dt, MPI_Op op,
+                      MPI_Comm comm, Call call) {
+  AXON_COMM_OR_RAISE(c, comm, fn);
+  std::vector<MPI_Count> counts;
+  CHECK(check_counts(rcounts, c->inter ? local_size(c) : c->size(), &counts));
+  return do_reduction(fn, coll::Kind::reduce_scatter, sbuf, rbuf, counts[c->rank()], &counts, dt, op, 0, c, call);
+}
+
+#undef CHECK
+#undef CHECK_MSG
+
 }  // namespace
+
+// Called when a communicator is deallocated (src/mpi/communicator.cpp).
+void coll_comm_destroy(Comm* c) {
+  coll::state_destroy(static_cast<coll::CommState*>(c->coll_state));
+  c->coll_state = nullptr;
+}
+
 }  // namespace axon::mpi
 
 using namespace axon;
 using namespace axon::mpi;
 
 AXON_API(int, MPI_Barrier, (MPI_Comm comm)) {
-  AXON_COMM_OR_RAISE(c, comm, "MPI_Barrier");
-  AXON_TRY(c, "MPI_Barrier", coll::barrier(&c->coll));
-  return MPI_SUCCESS;
+  return do_barrier("MPI_Barrier", comm, kBlocking);
+}
+
+AXON_API(int, MPI_Ibarrier, (MPI_Comm comm, MPI_Request* request)) {
+  return do_barrier("MPI_Ibarrier", comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Barrier_init, (MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_barrier("MPI_Barrier_init", comm, Call{Mode::Persistent, request});
 }
 
 AXON_API(int, MPI_Bcast, (void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)) {
-  AXON_COMM_OR_RAISE(c, comm, "MPI_Bcast");
-  Datatype* type = nullptr;
-  AXON_TRY(c, "MPI_Bcast", check_count(count));
-  AXON_TRY(c, "MPI_Bcast", check_datatype(datatype, &type));
-  AXON_TRY(c, "MPI_Bcast", check_buffer(buffer, count, type));
-  AXON_TRY(c, "MPI_Bcast", check_root(c, root));
-  AXON_TRY(c, "MPI_Bcast", coll::bcast(buffer, count, type, root, &c->coll));
-  return MPI_SUCCESS;
+  return do_bcast("MPI_Bcast", buffer, count, datatype, root, comm, kBlocking);
 }
 
-AXON_API(int, MPI_Reduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                           int root, MPI_Comm comm)) {
-  AXON_COMM_OR_RAISE(c, comm, "MPI_Reduce");
-  AXON_TRY(c, "MPI_Reduce", check_root(c, root));
-  bool is_root = c->rank() == root;
-  Datatype* type = nullptr;
-  Op* o = nullptr;
-  // MPI_IN_PLACE is valid only at the root; elsewhere recvbuf is not significant.
-  if (!is_root && sendbuf == MPI_IN_PLACE) return raise(c, MPI_ERR_BUFFER, "MPI_Reduce", "MPI_IN_PLACE at a non-root rank");
-  AXON_TRY(c, "MPI_Reduce", check_reduction(sendbuf, recvbuf, is_root, count, datatype, op, &type, &o));
-  const void* in = sendbuf == MPI_IN_PLACE ? nullptr : sendbuf;
-  AXON_TRY(c, "MPI_Reduce", coll::reduce(in, recvbuf, count, type, o, root, &c->coll));
-  return MPI_SUCCESS;
+AXON_API(int, MPI_Ibcast, (void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request)) {
+  return do_bcast("MPI_Ibcast", buffer, count, datatype, root, comm, Call{Mode::Nonblocking, request});
 }
 
-AXON_API(int, MPI_Allreduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                              MPI_Comm comm)) {
-  AXON_COMM_OR_RAISE(c, comm, "MPI_Allreduce");
-  Datatype* type = nullptr;
-  Op* o = nullptr;
-  AXON_TRY(c, "MPI_Allreduce", check_reduction(sendbuf, recvbuf, true, count, datatype, op, &type, &o));
-  const void* in = sendbuf == MPI_IN_PLACE ? nullptr : sendbuf;
-  AXON_TRY(c, "MPI_Allreduce", coll::allreduce(in, recvbuf, count, type, o, &c->coll));
-  return MPI_SUCCESS;
+AXON_API(int, MPI_Bcast_init, (void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_bcast("MPI_Bcast_init", buffer, count, datatype, root, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Bcast_c, (void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)) {
+  return do_bcast("MPI_Bcast_c", buffer, count, datatype, root, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Ibcast_c, (void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request)) {
+  return do_bcast("MPI_Ibcast_c", buffer, count, datatype, root, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Bcast_init_c, (void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_bcast("MPI_Bcast_init_c", buffer, count, datatype, root, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Gather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Gather");
+  return do_gather("MPI_Gather", coll::Kind::gather, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, root, c, kBlocking);
+}
+
+AXON_API(int, MPI_Igather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Igather");
+  return do_gather("MPI_Igather", coll::Kind::gather, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, root, c, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Gather_init, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Gather_init");
+  return do_gather("MPI_Gather_init", coll::Kind::gather, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, root, c, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Gather_c, (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Gather_c");
+  return do_gather("MPI_Gather_c", coll::Kind::gather, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, root, c, kBlocking);
+}
+
+AXON_API(int, MPI_Igather_c, (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Igather_c");
+  return do_gather("MPI_Igather_c", coll::Kind::gather, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, root, c, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Gather_init_c, (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Gather_init_c");
+  return do_gather("MPI_Gather_init_c", coll::Kind::gather, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, root, c, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Gatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* displs, MPI_Datatype recvtype, int root, MPI_Comm comm)) {
+  return do_gatherv("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Igatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* displs, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
+  return do_gatherv("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Gatherv_init, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* displs, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_gatherv("MPI_Gatherv_init", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Gatherv_c, (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, const MPI_Count* recvcounts, const MPI_Aint* displs, MPI_Datatype recvtype, int root, MPI_Comm comm)) {
+  return do_gatherv("MPI_Gatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Igatherv_c, (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, const MPI_Count* recvcounts, const MPI_Aint* displs, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
+  return do_gatherv("MPI_Igatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Gatherv_init_c, (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, const MPI_Count* recvcounts, const MPI_Aint* displs, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_gatherv("MPI_Gatherv_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Scatter, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Scatter");
+  return do_scatter("MPI_Scatter", coll::Kind::scatter, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root, c, kBlocking);
+}
+
+AXON_API(int, MPI_Iscatter, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Iscatter");
+  return do_scatter("MPI_Iscatter", coll::Kind::scatter, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root, c, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Scatter_init, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Scatter_init");
+  return do_scatter("MPI_Scatter_init", coll::Kind::scatter, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root, c, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Scatter_c, (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Scatter_c");
+  return do_scatter("MPI_Scatter_c", coll::Kind::scatter, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root, c, kBlocking);
+}
+
+AXON_API(int, MPI_Iscatter_c, (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Iscatter_c");
+  return do_scatter("MPI_Iscatter_c", coll::Kind::scatter, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root, c, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Scatter_init_c, (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Scatter_init_c");
+  return do_scatter("MPI_Scatter_init_c", coll::Kind::scatter, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root, c, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Scatterv, (const void* sendbuf, const int* sendcounts, const int* displs, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)) {
+  return do_scatterv("MPI_Scatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Iscatterv, (const void* sendbuf, const int* sendcounts, const int* displs, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
+  return do_scatterv("MPI_Iscatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Scatterv_init, (const void* sendbuf, const int* sendcounts, const int* displs, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_scatterv("MPI_Scatterv_init", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Scatterv_c, (const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* displs, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)) {
+  return do_scatterv("MPI_Scatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Iscatterv_c, (const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* displs, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
+  return do_scatterv("MPI_Iscatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Scatterv_init_c, (const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* displs, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_scatterv("MPI_Scatterv_init_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Allgather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Allgather");
+  return do_allgather("MPI_Allgather", coll::Kind::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, c, kBlocking);
+}
+
+AXON_API(int, MPI_Iallgather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Iallgather");
+  return do_allgather("MPI_Iallgather", coll::Kind::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, c, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Allgather_init, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Allgather_init");
+  return do_allgather("MPI_Allgather_init", coll::Kind::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, c, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Allgather_c, (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Allgather_c");
+  return do_allgather("MPI_Allgather_c", coll::Kind::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, c, kBlocking);
+}
+
+AXON_API(int, MPI_Iallgather_c, (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Iallgather_c");
+  return do_allgather("MPI_Iallgather_c", coll::Kind::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, c, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Allgather_init_c, (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Allgather_init_c");
+  return do_allgather("MPI_Allgather_init_c", coll::Kind::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, c, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Allgatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* displs, MPI_Datatype recvtype, MPI_Comm comm)) {
+  return do_allgatherv("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Iallgatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  return do_allgatherv("MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Allgatherv_init, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_allgatherv("MPI_Allgatherv_init", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Allgatherv_c, (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, const MPI_Count* recvcounts, const MPI_Aint* displs, MPI_Datatype recvtype, MPI_Comm comm)) {
+  return do_allgatherv("MPI_Allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Iallgatherv_c, (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, const MPI_Count* recvcounts, const MPI_Aint* displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  return do_allgatherv("MPI_Iallgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Allgatherv_init_c, (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, const MPI_Count* recvcounts, const MPI_Aint* displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_allgatherv("MPI_Allgatherv_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Alltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)) {
+  return do_alltoall("MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Ialltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  return do_alltoall("MPI_Ialltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Alltoall_init, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_alltoall("MPI_Alltoall_init", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Alltoall_c, (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)) {
+  return do_alltoall("MPI_Alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Ialltoall_c, (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  return do_alltoall("MPI_Ialltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Alltoall_init_c, (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_alltoall("MPI_Alltoall_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Alltoallv, (const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm)) {
+  return do_alltoallx("MPI_Alltoallv", coll::Kind::alltoallv, sendbuf, sendcounts, sdispls, &sendtype, recvbuf, recvcounts, rdispls, &recvtype, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Ialltoallv, (const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  return do_alltoallx("MPI_Ialltoallv", coll::Kind::alltoallv, sendbuf, sendcounts, sdispls, &sendtype, recvbuf, recvcounts, rdispls, &recvtype, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Alltoallv_init, (const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_alltoallx("MPI_Alltoallv_init", coll::Kind::alltoallv, sendbuf, sendcounts, sdispls, &sendtype, recvbuf, recvcounts, rdispls, &recvtype, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Alltoallv_c, (const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls, MPI_Datatype sendtype, void* recvbuf, const MPI_Count* recvcounts, const MPI_Aint* rdispls, MPI_Datatype recvtype, MPI_Comm comm)) {
+  return do_alltoallx("MPI_Alltoallv_c", coll::Kind::alltoallv, sendbuf, sendcounts, sdispls, &sendtype, recvbuf, recvcounts, rdispls, &recvtype, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Ialltoallv_c, (const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls, MPI_Datatype sendtype, void* recvbuf, const MPI_Count* recvcounts, const MPI_Aint* rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  return do_alltoallx("MPI_Ialltoallv_c", coll::Kind::alltoallv, sendbuf, sendcounts, sdispls, &sendtype, recvbuf, recvcounts, rdispls, &recvtype, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Alltoallv_init_c, (const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls, MPI_Datatype sendtype, void* recvbuf, const MPI_Count* recvcounts, const MPI_Aint* rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_alltoallx("MPI_Alltoallv_init_c", coll::Kind::alltoallv, sendbuf, sendcounts, sdispls, &sendtype, recvbuf, recvcounts, rdispls, &recvtype, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Alltoallw, (const void* sendbuf, const int* sendcounts, const int* sdispls, const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts, const int* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm)) {
+  return do_alltoallx("MPI_Alltoallw", coll::Kind::alltoallw, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Ialltoallw, (const void* sendbuf, const int* sendcounts, const int* sdispls, const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts, const int* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm, MPI_Request* request)) {
+  return do_alltoallx("MPI_Ialltoallw", coll::Kind::alltoallw, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Alltoallw_init, (const void* sendbuf, const int* sendcounts, const int* sdispls, const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts, const int* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_alltoallx("MPI_Alltoallw_init", coll::Kind::alltoallw, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Alltoallw_c, (const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls, const MPI_Datatype* sendtypes, void* recvbuf, const MPI_Count* recvcounts, const MPI_Aint* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm)) {
+  return do_alltoallx("MPI_Alltoallw_c", coll::Kind::alltoallw, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Ialltoallw_c, (const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls, const MPI_Datatype* sendtypes, void* recvbuf, const MPI_Count* recvcounts, const MPI_Aint* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm, MPI_Request* request)) {
+  return do_alltoallx("MPI_Ialltoallw_c", coll::Kind::alltoallw, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Alltoallw_init_c, (const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls, const MPI_Datatype* sendtypes, void* recvbuf, const MPI_Count* recvcounts, const MPI_Aint* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_alltoallx("MPI_Alltoallw_init_c", coll::Kind::alltoallw, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Reduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)) {
+  return do_reduce("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Ireduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request* request)) {
+  return do_reduce("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, root, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Reduce_init, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_reduce("MPI_Reduce_init", sendbuf, recvbuf, count, datatype, op, root, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Reduce_c, (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)) {
+  return do_reduce("MPI_Reduce_c", sendbuf, recvbuf, count, datatype, op, root, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Ireduce_c, (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request* request)) {
+  return do_reduce("MPI_Ireduce_c", sendbuf, recvbuf, count, datatype, op, root, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Reduce_init_c, (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_reduce("MPI_Reduce_init_c", sendbuf, recvbuf, count, datatype, op, root, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Allreduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)) {
+  return do_allreduce("MPI_Allreduce", coll::Kind::allreduce, sendbuf, recvbuf, count, datatype, op, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Iallreduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request)) {
+  return do_allreduce("MPI_Iallreduce", coll::Kind::allreduce, sendbuf, recvbuf, count, datatype, op, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Allreduce_init, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_allreduce("MPI_Allreduce_init", coll::Kind::allreduce, sendbuf, recvbuf, count, datatype, op, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Allreduce_c, (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)) {
+  return do_allreduce("MPI_Allreduce_c", coll::Kind::allreduce, sendbuf, recvbuf, count, datatype, op, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Iallreduce_c, (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request)) {
+  return do_allreduce("MPI_Iallreduce_c", coll::Kind::allreduce, sendbuf, recvbuf, count, datatype, op, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Allreduce_init_c, (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_allreduce("MPI_Allreduce_init_c", coll::Kind::allreduce, sendbuf, recvbuf, count, datatype, op, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Scan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)) {
+  return do_allreduce("MPI_Scan", coll::Kind::scan, sendbuf, recvbuf, count, datatype, op, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Iscan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request)) {
+  return do_allreduce("MPI_Iscan", coll::Kind::scan, sendbuf, recvbuf, count, datatype, op, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Scan_init, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_allreduce("MPI_Scan_init", coll::Kind::scan, sendbuf, recvbuf, count, datatype, op, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Scan_c, (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)) {
+  return do_allreduce("MPI_Scan_c", coll::Kind::scan, sendbuf, recvbuf, count, datatype, op, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Iscan_c, (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request)) {
+  return do_allreduce("MPI_Iscan_c", coll::Kind::scan, sendbuf, recvbuf, count, datatype, op, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Scan_init_c, (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_allreduce("MPI_Scan_init_c", coll::Kind::scan, sendbuf, recvbuf, count, datatype, op, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Exscan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)) {
+  return do_allreduce("MPI_Exscan", coll::Kind::exscan, sendbuf, recvbuf, count, datatype, op, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Iexscan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request)) {
+  return do_allreduce("MPI_Iexscan", coll::Kind::exscan, sendbuf, recvbuf, count, datatype, op, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Exscan_init, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_allreduce("MPI_Exscan_init", coll::Kind::exscan, sendbuf, recvbuf, count, datatype, op, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Exscan_c, (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)) {
+  return do_allreduce("MPI_Exscan_c", coll::Kind::exscan, sendbuf, recvbuf, count, datatype, op, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Iexscan_c, (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request)) {
+  return do_allreduce("MPI_Iexscan_c", coll::Kind::exscan, sendbuf, recvbuf, count, datatype, op, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Exscan_init_c, (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_allreduce("MPI_Exscan_init_c", coll::Kind::exscan, sendbuf, recvbuf, count, datatype, op, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Reduce_scatter_block, (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)) {
+  return do_allreduce("MPI_Reduce_scatter_block", coll::Kind::reduce_scatter_block, sendbuf, recvbuf, recvcount, datatype, op, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Ireduce_scatter_block, (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request)) {
+  return do_allreduce("MPI_Ireduce_scatter_block", coll::Kind::reduce_scatter_block, sendbuf, recvbuf, recvcount, datatype, op, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Reduce_scatter_block_init, (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_allreduce("MPI_Reduce_scatter_block_init", coll::Kind::reduce_scatter_block, sendbuf, recvbuf, recvcount, datatype, op, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Reduce_scatter_block_c, (const void* sendbuf, void* recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)) {
+  return do_allreduce("MPI_Reduce_scatter_block_c", coll::Kind::reduce_scatter_block, sendbuf, recvbuf, recvcount, datatype, op, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Ireduce_scatter_block_c, (const void* sendbuf, void* recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request)) {
+  return do_allreduce("MPI_Ireduce_scatter_block_c", coll::Kind::reduce_scatter_block, sendbuf, recvbuf, recvcount, datatype, op, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Reduce_scatter_block_init_c, (const void* sendbuf, void* recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_allreduce("MPI_Reduce_scatter_block_init_c", coll::Kind::reduce_scatter_block, sendbuf, recvbuf, recvcount, datatype, op, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Reduce_scatter, (const void* sendbuf, void* recvbuf, const int* recvcounts, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)) {
+  return do_reduce_scatter("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, datatype, op, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Ireduce_scatter, (const void* sendbuf, void* recvbuf, const int* recvcounts, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request)) {
+  return do_reduce_scatter("MPI_Ireduce_scatter", sendbuf, recvbuf, recvcounts, datatype, op, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Reduce_scatter_init, (const void* sendbuf, void* recvbuf, const int* recvcounts, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_reduce_scatter("MPI_Reduce_scatter_init", sendbuf, recvbuf, recvcounts, datatype, op, comm, Call{Mode::Persistent, request});
+}
+
+AXON_API(int, MPI_Reduce_scatter_c, (const void* sendbuf, void* recvbuf, const MPI_Count* recvcounts, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)) {
+  return do_reduce_scatter("MPI_Reduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, kBlocking);
+}
+
+AXON_API(int, MPI_Ireduce_scatter_c, (const void* sendbuf, void* recvbuf, const MPI_Count* recvcounts, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request)) {
+  return do_reduce_scatter("MPI_Ireduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, Call{Mode::Nonblocking, request});
+}
+
+AXON_API(int, MPI_Reduce_scatter_init_c, (const void* sendbuf, void* recvbuf, const MPI_Count* recvcounts, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;
+  return do_reduce_scatter("MPI_Reduce_scatter_init_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, Call{Mode::Persistent, request});
 }
 
 // ---- user-defined reduction operations -------------------------------------
@@ -79,6 +885,14 @@ AXON_API(int, MPI_Op_create, (MPI_User_function * user_fn, int commute, MPI_Op* 
   if (!user_fn || !op) return raise_self(MPI_ERR_ARG, "MPI_Op_create", "NULL argument");
   Op* o = op_create_user(user_fn, commute != 0);
   if (!o) return raise_self(MPI_ERR_NO_MEM, "MPI_Op_create");
+  *op = to_handle(o);
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Op_create_c, (MPI_User_function_c * user_fn, int commute, MPI_Op* op)) {
+  if (!user_fn || !op) return raise_self(MPI_ERR_ARG, "MPI_Op_create_c", "NULL argument");
+  Op* o = op_create_user_c(user_fn, commute != 0);
+  if (!o) return raise_self(MPI_ERR_NO_MEM, "MPI_Op_create_c");
   *op = to_handle(o);
   return MPI_SUCCESS;
 }
@@ -100,12 +914,27 @@ AXON_API(int, MPI_Op_commutative, (MPI_Op op, int* commute)) {
   return MPI_SUCCESS;
 }
 
-AXON_API(int, MPI_Reduce_local, (const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)) {
+namespace {
+int reduce_local(const void* inbuf, void* inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, const char* fn) {
   Datatype* type = nullptr;
   Op* o = nullptr;
-  int rc = check_reduction(inbuf, inoutbuf, true, count, datatype, op, &type, &o);
-  if (inbuf == MPI_IN_PLACE) rc = MPI_ERR_BUFFER;
-  if (rc != MPI_SUCCESS) return raise_self(rc, "MPI_Reduce_local");
+  int rc = check_count(count);
+  if (rc == MPI_SUCCESS) rc = check_datatype(datatype, &type);
+  if (rc == MPI_SUCCESS && (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE)) rc = MPI_ERR_BUFFER;
+  if (rc == MPI_SUCCESS) rc = check_buffer(inbuf, count, type);
+  if (rc == MPI_SUCCESS) rc = check_buffer(inoutbuf, count, type);
+  if (rc == MPI_SUCCESS) rc = check_op(op, type, &o);
+  if (rc != MPI_SUCCESS) return raise_self(rc, fn);
   rc = op_apply(*o, inbuf, inoutbuf, static_cast<size_t>(count), *type);
-  return rc == MPI_SUCCESS ? rc : raise_self(rc, "MPI_Reduce_local");
+  return rc == MPI_SUCCESS ? rc : raise_self(rc, fn);
+}
+}  // namespace
+
+AXON_API(int, MPI_Reduce_local, (const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)) {
+  return reduce_local(inbuf, inoutbuf, count, datatype, op, "MPI_Reduce_local");
+}
+
+AXON_API(int, MPI_Reduce_local_c,
+         (const void* inbuf, void* inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op)) {
+  return reduce_local(inbuf, inoutbuf, count, datatype, op, "MPI_Reduce_local_c");
 }

@@ -4,6 +4,8 @@
 // in src/mpi/intercomm.cpp.
 #include "mpi/communicator.h"
 
+#include <hwloc.h>
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -74,6 +76,7 @@ void comm_open_inter(Comm* c, int pair, int local_pair, int rank, std::vector<in
 }
 
 void comm_destroy(Comm* c) {
+  coll_comm_destroy(c);
   if (c->p2p.queues) pml::context_close(&c->p2p);
   if (c->coll.queues) pml::context_close(&c->coll);
   if (c->local.queues) pml::context_close(&c->local);
@@ -335,6 +338,13 @@ int split_intra(Comm* parent, int color, int key, MPI_Comm* newcomm) {
 }  // namespace
 
 namespace axon::mpi {
+int comm_split(Comm* parent, int color, int key, Comm** out) {
+  MPI_Comm handle = MPI_COMM_NULL;
+  int rc = split_intra(parent, color, key, &handle);
+  *out = rc == MPI_SUCCESS ? comm_from_handle(handle) : nullptr;
+  return rc;
+}
+
 int intercomm_split(Comm* parent, int color, int key, MPI_Comm* newcomm);
 int intercomm_create_sub(Comm* parent, Group* group, MPI_Comm* newcomm);
 }  // namespace axon::mpi
@@ -352,6 +362,34 @@ namespace {
 
 // The color of MPI_COMM_TYPE_SHARED: the node, named by its lowest world rank.
 int node_color() { return rte::job().local_peers.empty() ? rte::job().rank : rte::job().local_peers.front(); }
+
+// MPI_COMM_TYPE_HW_GUIDED with an hwloc object type name ("Package",
+// "NUMANode", "L3Cache", "Core", ...; hwloc_type_sscanf's spelling, as MPICH
+// takes it): the logical index of the object of that type that holds every
+// CPU this process is bound to, or MPI_UNDEFINED when the name is unknown or
+// the binding spans several such objects (an unbound process is inside the
+// machine and its packages only when there is one). The caller splits by
+// node first, so indices only need to be unique within a node.
+int hw_object_index(const std::string& name) {
+  hwloc_obj_type_t type;
+  if (hwloc_type_sscanf(name.c_str(), &type, nullptr, 0) != 0) return MPI_UNDEFINED;
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) return MPI_UNDEFINED;
+  int index = MPI_UNDEFINED;
+  hwloc_bitmap_t bound = hwloc_bitmap_alloc();
+  if (bound && hwloc_topology_load(topo) == 0 && hwloc_get_cpubind(topo, bound, HWLOC_CPUBIND_PROCESS) == 0) {
+    for (hwloc_obj_t o = hwloc_get_next_obj_by_type(topo, type, nullptr); o;
+         o = hwloc_get_next_obj_by_type(topo, type, o)) {
+      if (o->cpuset && hwloc_bitmap_isincluded(bound, o->cpuset)) {
+        index = static_cast<int>(o->logical_index);
+        break;
+      }
+    }
+  }
+  if (bound) hwloc_bitmap_free(bound);
+  hwloc_topology_destroy(topo);
+  return index;
+}
 
 }  // namespace
 
@@ -374,20 +412,51 @@ AXON_API(int, MPI_Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_
       // MPI_COMM_NULL.
       const Info* i = info_from_handle(info);
       const std::string* value = i ? i->find("mpi_hw_resource_type") : nullptr;
-      if (value && *value == "mpi_shared_memory") color = node_color();
-      break;
+      if (value && *value == "mpi_shared_memory") {
+        color = node_color();
+        break;
+      }
+      // A hardware level: split by node, then by the object within it.
+      int index = value ? hw_object_index(*value) : MPI_UNDEFINED;
+      Comm* node = nullptr;
+      int rc = comm_split(c, index == MPI_UNDEFINED ? MPI_UNDEFINED : node_color(), c->rank(), &node);
+      if (rc != MPI_SUCCESS) return raise(c, rc, fn);
+      // Everyone took part in the first split; only members of a node
+      // communicator take part in the second.
+      if (!node) {
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+      }
+      Comm* level = nullptr;
+      rc = comm_split(node, index, key, &level);
+      comm_free(node);
+      if (rc != MPI_SUCCESS) return raise(c, rc, fn);
+      *newcomm = level->handle;
+      return MPI_SUCCESS;
     }
     case MPI_COMM_TYPE_HW_UNGUIDED: {
-      // The largest hardware level that holds a strict subset of the
-      // parent's processes. Axon knows nodes (not yet sockets or caches
-      // inside a node): with processes on several nodes that is the node;
-      // within one node MPI_COMM_NULL (the standard allows it when no
-      // smaller level can be found).
+      // The largest hardware level that splits the parent into strict
+      // subsets: the node when the processes are on several nodes, else the
+      // first level inside the node (package, NUMA node, caches, core, PU)
+      // where every process is bound within one object and the objects
+      // differ. Every process decides the same from allgathered indices.
+      // No such level: MPI_COMM_NULL, as the standard allows.
       color = node_color();
       std::vector<int> all(c->size());
       int rc = coll::allgather_bytes(&color, sizeof color, all.data(), &c->coll);
       if (rc != MPI_SUCCESS) return raise(c, rc, fn);
-      if (std::count(all.begin(), all.end(), color) == c->size()) color = MPI_UNDEFINED;
+      if (std::count(all.begin(), all.end(), color) != c->size()) break;  // several nodes
+      color = MPI_UNDEFINED;
+      for (const char* level : {"Package", "NUMANode", "L3Cache", "L2Cache", "L1Cache", "Core", "PU"}) {
+        int index = hw_object_index(level);
+        rc = coll::allgather_bytes(&index, sizeof index, all.data(), &c->coll);
+        if (rc != MPI_SUCCESS) return raise(c, rc, fn);
+        if (std::count(all.begin(), all.end(), MPI_UNDEFINED) > 0) break;  // deeper levels cannot do better
+        if (std::count(all.begin(), all.end(), index) < c->size()) {
+          color = index;
+          break;
+        }
+      }
       break;
     }
     case MPI_COMM_TYPE_RESOURCE_GUIDED:

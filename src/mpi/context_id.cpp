@@ -70,34 +70,35 @@ void context_release(int pair) {
 MaskAllreduce::MaskAllreduce(pml::Context* ctx, std::vector<int> members, int me, int tag)
     : ctx_(ctx), members_(std::move(members)), tag_(tag) {
   int n = static_cast<int>(members_.size());
-  // Binomial reduce towards index 0: receive from children below our lowest
-  // set bit, then send to the parent.
-  int mask = 1;
-  for (; mask < n; mask <<= 1) {
-    if (me & mask) {
-      plan_.push_back({true, me - mask, false});
-      break;
-    }
-    if (me + mask < n) plan_.push_back({false, me + mask, true});
+  int p = 1;
+  while (p * 2 <= n) p *= 2;
+  int extra = n - p;
+  if (me >= p) {
+    // Beyond the power of two: hand the words to the partner, get the result.
+    plan_.push_back({Kind::Send, me - p, false});
+    plan_.push_back({Kind::Recv, me - p, false});
+    return;
   }
-  // Binomial broadcast from index 0: the parent is the same node, then
-  // children in decreasing distance.
-  if (me != 0) plan_.push_back({false, me - (me & -me), false});
-  int top = 1;
-  while (top < n) top <<= 1;
-  int limit = me == 0 ? top : (me & -me);
-  for (int d = limit >> 1; d > 0; d >>= 1)
-    if (me + d < n) plan_.push_back({true, me + d, false});
+  if (me < extra) plan_.push_back({Kind::Recv, me + p, true});
+  for (int mask = 1; mask < p; mask <<= 1) plan_.push_back({Kind::Exchange, me ^ mask, true});
+  if (me < extra) plan_.push_back({Kind::Send, me + p, false});
 }
 
+namespace {
+// Gives a request back to the PML, now or when it completes.
+void drop(pml::Request* r) {
+  if (!r) return;
+  if (r->complete.load()) pml::request_release(r);
+  else r->free_when_complete = true;
+}
+}  // namespace
+
 MaskAllreduce::~MaskAllreduce() {
-  // Only reachable with a request in flight when the job is being torn down
-  // after an error; the request stays with the PML.
-  if (pending_) {
-    pml::Guard guard;
-    if (pending_->complete.load()) pml::request_release(pending_);
-    else pending_->free_when_complete = true;
-  }
+  // Only reachable with requests in flight when the job is being torn down
+  // after an error; they stay with the PML.
+  pml::Guard guard;
+  drop(send_);
+  drop(recv_);
 }
 
 void MaskAllreduce::start(std::vector<uint64_t> words) {
@@ -109,30 +110,41 @@ void MaskAllreduce::start(std::vector<uint64_t> words) {
 
 bool MaskAllreduce::step() {
   pml::Guard guard;
-  size_t bytes = words_.size() * sizeof(uint64_t);
+  MPI_Count bytes = static_cast<MPI_Count>(words_.size() * sizeof(uint64_t));
+  auto fail = [&](int rc) {
+    error_ = rc;
+    drop(send_);
+    drop(recv_);
+    send_ = recv_ = nullptr;
+    return true;
+  };
   while (next_ < plan_.size()) {
     const Op& op = plan_[next_];
-    if (!pending_) {
-      int peer = members_[op.peer];
-      int rc = op.send ? pml::isend(words_.data(), static_cast<MPI_Count>(bytes), bytes_type(), peer, tag_,
-                                    ctx_, pml::SendMode::Standard, &pending_)
-                       : pml::irecv(incoming_.data(), static_cast<MPI_Count>(bytes), bytes_type(), peer,
-                                    tag_, ctx_, &pending_);
-      if (rc != MPI_SUCCESS) {
-        error_ = rc;
-        pending_ = nullptr;
-        return true;
+    int peer = members_[op.peer];
+    if (!send_ && !recv_) {
+      // Post this op's messages (the receive first, so an exchange partner's
+      // message finds it).
+      if (op.kind != Kind::Send) {
+        int rc = pml::irecv(incoming_.data(), bytes, bytes_type(), peer, tag_, ctx_, &recv_);
+        if (rc != MPI_SUCCESS) return fail(rc);
+      }
+      if (op.kind != Kind::Recv) {
+        int rc = pml::isend(words_.data(), bytes, bytes_type(), peer, tag_, ctx_, pml::SendMode::Standard, &send_);
+        if (rc != MPI_SUCCESS) return fail(rc);
       }
     }
-    if (!pending_->complete.load(std::memory_order_acquire)) return false;
-    int rc = pending_->error;
-    pml::request_release(pending_);
-    pending_ = nullptr;
-    if (rc != MPI_SUCCESS) {
-      error_ = rc;
-      return true;
+    if ((send_ && !send_->complete.load(std::memory_order_acquire)) ||
+        (recv_ && !recv_->complete.load(std::memory_order_acquire)))
+      return false;
+    int rc = MPI_SUCCESS;
+    for (pml::Request** r : {&send_, &recv_}) {
+      if (!*r) continue;
+      if (rc == MPI_SUCCESS) rc = (*r)->error;
+      pml::request_release(*r);
+      *r = nullptr;
     }
-    if (!op.send) {
+    if (rc != MPI_SUCCESS) return fail(rc);
+    if (op.kind != Kind::Send) {
       for (size_t i = 0; i < words_.size(); ++i) words_[i] = op.combine ? words_[i] & incoming_[i] : incoming_[i];
     }
     ++next_;

@@ -41,8 +41,11 @@ void context_commit(int pair);            // reserved -> in use
 void context_release(int pair);           // in use -> free (communicator freed)
 
 // A nonblocking bitwise-AND allreduce of a few 64-bit words among some
-// ranks of a pml context (binomial reduce to the first member, then binomial
-// broadcast), tagged so concurrent ones on one context do not mix.
+// ranks of a pml context, tagged so concurrent ones on one context do not
+// mix. Recursive doubling: log2(n) exchanges (members beyond the largest
+// power of two first hand their words to a partner and get the result back),
+// so a round costs log2(n) message latencies rather than the 2 log2(n) of a
+// reduce followed by a broadcast.
 class MaskAllreduce {
  public:
   // `members`: ranks in `ctx` taking part (same order everywhere), `me` the
@@ -59,17 +62,19 @@ class MaskAllreduce {
   int error() const { return error_; }
 
  private:
+  enum class Kind : uint8_t { Send, Recv, Exchange };
   struct Op {
-    bool send;
-    int peer;       // index in members_
-    bool combine;   // receive: AND into words_ (reduce) or replace (broadcast)
+    Kind kind;
+    int peer;      // index in members_
+    bool combine;  // received words: AND into words_, or replace them
   };
   pml::Context* ctx_;
   std::vector<int> members_;
   int tag_;
   std::vector<Op> plan_;
   size_t next_ = 0;
-  pml::Request* pending_ = nullptr;
+  pml::Request* send_ = nullptr;  // requests of the current op
+  pml::Request* recv_ = nullptr;
   std::vector<uint64_t> words_, incoming_;
   int error_ = 0;
 };
@@ -108,5 +113,8 @@ int agree_context_pair(pml::Context* ctx, std::vector<int> members, int me, int 
 constexpr int kTagSplitGather = -2;
 inline int internal_tag_for_sequence(uint32_t seq) { return -0x100000 - static_cast<int>(seq & 0xfffff); }
 inline int internal_tag_for_user(int user_tag) { return -0x200000 - (user_tag & 0x0fffffff); }
+// Neighbourhood collectives (src/mpi/neighbor.cpp) use kTagNeighbor - k for
+// k below twice the number of cartesian dimensions: below every tag above.
+constexpr int kTagNeighbor = -0x20000000;
 
 }  // namespace axon::mpi

@@ -49,10 +49,12 @@ struct Comm {
   bool freed = false;           // MPI_Comm_free called; deallocated once nothing uses it
   std::shared_ptr<const Topology> topology;
   std::vector<std::pair<std::string, std::string>> hints;  // MPI_Comm_set_info
+  void* coll_state = nullptr;  // coll::CommState, created on first collective; freed by coll_comm_destroy
   int rank() const { return p2p.rank; }
   int size() const { return p2p.size(); }
 };
 
+void coll_comm_destroy(Comm* c);  // src/mpi/coll.cpp: frees c->coll_state
 Comm* comm_from_handle(MPI_Comm handle);
 Comm* comm_world();
 Comm* comm_self();

@@ -1,0 +1,164 @@
+// The layer's entry points: a call becomes a schedule (select.cpp picks the
+// builder), which runs to completion (blocking), from pml progress
+// (nonblocking) or at every MPI_Start (persistent).
+#include <cstdio>
+#include <memory>
+
+#include "base/log.h"
+
+#include "coll/internal.h"
+#include "coll/select.h"
+
+namespace axon::coll {
+
+CommState* state_create(pml::Context* coll, pml::Context* local) {
+  auto* st = new CommState;
+  st->coll = coll;
+  st->local = local;
+  return st;
+}
+
+void state_destroy(CommState* state) { delete state; }
+
+namespace {
+
+void retain_types(Schedule& s, const Args& a) {
+  s.retain(a.sendtype);
+  s.retain(a.recvtype);
+  for (const Datatype* t : a.sendtypes) s.retain(t);
+  for (const Datatype* t : a.recvtypes) s.retain(t);
+}
+
+int build(CommState* st, const Args& a, std::unique_ptr<Schedule>* out) {
+  // Intercommunicator schedules run within the local group by default and
+  // name the remote context for traffic between the groups.
+  auto s = std::make_unique<Schedule>(st->inter() ? st->local : st->coll, a.op);
+  s->state = st;
+  retain_types(*s, a);
+  if (st->inter()) {
+    if (!build_inter(*s, a, st)) {
+      log::error("MPI_%s is not implemented on intercommunicators yet", kind_name(a.kind));
+      return MPI_ERR_OTHER;
+    }
+    if (explain() && st->local->rank == 0)
+      std::fprintf(stderr, "axon coll: %s (intercommunicator): leaders + local trees\n", kind_name(a.kind));
+  } else {
+    const Algorithm* alg = nullptr;
+    int rank = st->coll->rank, size = st->coll->size();
+    if (int rc = select_algorithm(a, rank, size, false, &alg); rc != MPI_SUCCESS) return rc;
+    Build b{*s, a, rank, size, knomial_radix()};
+    alg->build(b);
+  }
+  s->round();
+  *out = std::move(s);
+  return MPI_SUCCESS;
+}
+
+pml::Request* new_request(Schedule* s, bool persistent) {
+  pml::Request* r = pml::request_alloc(pml::Request::Kind::Collective);
+  r->persistent = persistent;
+  r->active = !persistent;
+  r->user_data = s;
+  r->source = MPI_ANY_SOURCE;
+  r->tag = MPI_ANY_TAG;
+  r->error = MPI_SUCCESS;
+  r->bytes = 0;
+  r->complete.store(persistent, std::memory_order_relaxed);
+  return r;
+}
+
+// Small blocking barrier / bcast / reduce / allreduce on an
+// intracommunicator with a predefined contiguous type skip the schedule
+// machinery: the direct blocking versions of basic.cpp (binomial trees,
+// recursive doubling, dissemination; operand order kept) cost a fraction of
+// building a schedule when the message itself takes well under a
+// microsecond. Not taken when an algorithm is forced.
+constexpr size_t kDirectLimit = 2048;
+
+bool direct(CommState* st, const Args& a, int* rc) {
+  if (st->inter()) return false;
+  switch (a.kind) {
+    case Kind::barrier:
+    case Kind::bcast:
+    case Kind::reduce:
+    case Kind::allreduce:
+      break;
+    default:
+      return false;
+  }
+  if (a.kind != Kind::barrier &&
+      (!a.recvtype->predefined || !a.recvtype->contiguous || payload_bytes(a.recvcount, a.recvtype) > kDirectLimit))
+    return false;
+  if (forced(a.kind)) return false;
+  if (explain() && st->coll->rank == 0)
+    std::fprintf(stderr, "axon coll: %s on %d ranks, %zu bytes: direct (blocking basic version): small message\n",
+                 kind_name(a.kind), st->coll->size(), payload_bytes(a.recvcount, a.recvtype));
+  const void* in = a.in_place ? nullptr : a.sendbuf;
+  switch (a.kind) {
+    case Kind::barrier:
+      *rc = barrier(st->coll);
+      break;
+    case Kind::bcast:
+      *rc = bcast(a.recvbuf, a.recvcount, a.recvtype, a.root, st->coll);
+      break;
+    case Kind::reduce:
+      *rc = reduce(in, a.recvbuf, a.recvcount, a.recvtype, a.op, a.root, st->coll);
+      break;
+    default:
+      *rc = allreduce(in, a.recvbuf, a.recvcount, a.recvtype, a.op, st->coll);
+      break;
+  }
+  return true;
+}
+
+}  // namespace
+
+int run(CommState* state, const Args& args) {
+  if (int rc; direct(state, args, &rc)) return rc;
+  std::unique_ptr<Schedule> s;
+  if (int rc = build(state, args, &s); rc != MPI_SUCCESS) return rc;
+  int tag;
+  {
+    pml::Guard guard;
+    tag = state->next_tag();
+  }
+  return run_to_completion(*s, tag);
+}
+
+int post(CommState* state, const Args& args, pml::Request** out) {
+  std::unique_ptr<Schedule> s;
+  if (int rc = build(state, args, &s); rc != MPI_SUCCESS) return rc;
+  pml::Guard guard;
+  Schedule* raw = s.release();
+  pml::Request* r = new_request(raw, false);
+  *out = r;
+  launch(raw, r, state->next_tag());
+  return MPI_SUCCESS;
+}
+
+int init(CommState* state, const Args& args, pml::Request** out) {
+  std::unique_ptr<Schedule> s;
+  if (int rc = build(state, args, &s); rc != MPI_SUCCESS) return rc;
+  pml::Guard guard;
+  *out = new_request(s.release(), true);
+  return MPI_SUCCESS;
+}
+
+int start(pml::Request* req) {
+  pml::Guard guard;
+  auto* s = static_cast<Schedule*>(req->user_data);
+  req->active = true;
+  launch(s, req, s->state->next_tag());
+  return MPI_SUCCESS;
+}
+
+void request_free(pml::Request* req) {
+  pml::Guard guard;
+  if (req->persistent) {
+    delete static_cast<Schedule*>(req->user_data);
+    req->user_data = nullptr;
+  }
+  pml::request_release(req);
+}
+
+}  // namespace axon::coll

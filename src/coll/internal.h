@@ -1,0 +1,116 @@
+// What the algorithm files share: the description of one collective as the
+// builders see it, the per-communicator state, the algorithm tables.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "coll/coll.h"
+#include "coll/schedule.h"
+#include "coll/util.h"
+
+namespace axon::coll {
+
+struct CommState {
+  pml::Context* coll = nullptr;   // collective traffic (remote ranks on an intercommunicator)
+  pml::Context* local = nullptr;  // intercommunicator: the local group; else null
+  uint32_t seq = 0;               // collectives started so far: each gets its own tag
+  bool inter() const { return local != nullptr; }
+  // The tag of the next collective: every rank starts collectives in the
+  // same order, so the n-th one gets the same tag everywhere. Positive and
+  // above the internal collectives' tags (1..15).
+  int next_tag() { return 16 + static_cast<int>(seq++ & 0x3fffffff); }
+};
+
+// Everything a builder needs: the schedule to fill, the call, and who we are.
+struct Build {
+  Schedule& s;
+  const Args& a;
+  int rank;
+  int size;
+  int radix;  // k-nomial trees
+};
+
+using Builder = void (*)(Build&);
+
+struct Algorithm {
+  const char* name;
+  Builder build;
+  bool commutative_only;  // order of operands not kept: needs a commutative op
+  const char* what;       // one line for the explain output
+};
+
+// The algorithms of one collective, default order; the first entry of each
+// table is the fallback that works for everything.
+const std::vector<Algorithm>& algorithms(Kind kind);
+
+// Builds the intercommunicator form (src/coll/inter.cpp); false if the kind
+// has no intercommunicator algorithm here.
+bool build_inter(Schedule& s, const Args& a, CommState* st);
+
+// ---- builders (src/coll/algo_*.cpp) ---------------------------------------------
+void barrier_dissemination(Build& b);
+void bcast_binomial(Build& b);
+void bcast_knomial(Build& b);
+void bcast_scatter_allgather(Build& b);
+void bcast_pipeline(Build& b);
+void gather_binomial(Build& b);
+void gather_linear(Build& b);
+void gatherv_linear(Build& b);
+void scatter_binomial(Build& b);
+void scatter_linear(Build& b);
+void scatterv_linear(Build& b);
+void allgather_ring(Build& b);
+void allgather_recursive_doubling(Build& b);
+void allgather_bruck(Build& b);
+void allgatherv_ring(Build& b);
+void allgatherv_linear(Build& b);
+void alltoall_pairwise(Build& b);
+void alltoall_bruck(Build& b);
+void alltoall_linear(Build& b);
+void alltoallv_pairwise(Build& b);
+void alltoallv_linear(Build& b);
+void reduce_binomial(Build& b);
+void reduce_knomial(Build& b);
+void allreduce_recursive_doubling(Build& b);
+void allreduce_reduce_bcast(Build& b);
+void allreduce_ring(Build& b);
+void allreduce_rabenseifner(Build& b);
+void reduce_scatter_reduce_scatterv(Build& b);
+void reduce_scatter_pairwise(Build& b);
+void scan_linear(Build& b);
+void scan_recursive_doubling(Build& b);
+
+// Per-peer typed blocks of one side of an all-to-all (b.size peers).
+struct Side {
+  std::vector<const void*> at;
+  std::vector<MPI_Count> count;
+  std::vector<const Datatype*> type;
+};
+// Normalises alltoall / alltoallv / alltoallw to per-peer blocks; in place,
+// the send side is a copy of the receive buffer taken in a first round.
+void alltoall_sides(Build& b, Side* snd, Side* rcv);
+
+// Byte images of per-rank blocks of a typed buffer: the blocks themselves
+// when the type is a plain byte range, else packed copies in schedule
+// scratch (pack() / unpack() add the copy steps).
+struct Blocks2 {
+  std::vector<uint8_t*> at;
+  std::vector<size_t> bytes;
+  bool direct = false;
+  void* base = nullptr;
+  const Datatype* type = nullptr;
+  std::vector<MPI_Count> counts;
+  std::vector<MPI_Aint> displs;  // in items
+  size_t total = 0;
+};
+// Blocks i = 0..n-1 of `counts[i]` items at item displacement displs[i].
+Blocks2 block_view(Schedule& s, void* base, const Datatype* type, const std::vector<MPI_Count>& counts,
+                   const std::vector<MPI_Aint>& displs);
+// Equal blocks of `count` items, block i at item i*count.
+Blocks2 block_view(Schedule& s, void* base, const Datatype* type, MPI_Count count, int n);
+// Copy steps: typed block i -> image / image -> typed block i (no-ops when direct).
+void pack_block(Schedule& s, const Blocks2& v, int i);
+void unpack_block(Schedule& s, const Blocks2& v, int i);
+
+}  // namespace axon::coll

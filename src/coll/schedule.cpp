@@ -1,0 +1,233 @@
+// The schedule engine: building, advancing, and the list of schedules in
+// flight that pml progress drives.
+#include "coll/schedule.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "coll/util.h"
+
+namespace axon::coll {
+
+Schedule::Schedule(pml::Context* ctx, const Op* op) : ctx_(ctx), op_(op) {
+  if (op_) op_retain(const_cast<Op*>(op_));
+}
+
+Schedule::~Schedule() {
+  // Only an abandoned schedule (error paths) still has requests in flight;
+  // they are left to complete on their own.
+  pml::Guard guard;
+  for (pml::Request* r : inflight_) {
+    if (r->complete.load(std::memory_order_acquire)) pml::request_release(r);
+    else r->free_when_complete = true;
+  }
+  for (Datatype* t : retained_) datatype_release(t);
+  if (op_) op_release(const_cast<Op*>(op_));
+}
+
+void* Schedule::temp(size_t bytes) {
+  // Not value-initialised: scratch is always written before it is read, and
+  // zeroing megabytes on every call would cost as much as copying them.
+  temps_.emplace_back(new uint8_t[bytes ? bytes : 1]);
+  return temps_.back().get();
+}
+
+void* Schedule::temp_items(MPI_Count count, const Datatype* type) {
+  size_t span = items_span(count, type);
+  auto* base = static_cast<uint8_t*>(temp(span));
+  return base - type->true_lb;
+}
+
+void Schedule::send(const void* buf, MPI_Count count, const Datatype* type, int peer, pml::Context* on) {
+  steps_.push_back({StepKind::Send, peer, buf, nullptr, count, 0, type, nullptr, 0, on ? on : ctx_});
+}
+
+void Schedule::recv(void* buf, MPI_Count count, const Datatype* type, int peer, pml::Context* on) {
+  steps_.push_back({StepKind::Recv, peer, nullptr, buf, count, 0, type, nullptr, 0, on ? on : ctx_});
+}
+
+void Schedule::send_bytes(const void* buf, size_t bytes, int peer, pml::Context* on) {
+  send(buf, static_cast<MPI_Count>(bytes), byte_type(), peer, on);
+}
+
+void Schedule::recv_bytes(void* buf, size_t bytes, int peer, pml::Context* on) {
+  recv(buf, static_cast<MPI_Count>(bytes), byte_type(), peer, on);
+}
+
+void Schedule::copy_bytes(const void* src, void* dst, size_t bytes) {
+  if (bytes == 0 || src == dst) return;
+  copy(src, static_cast<MPI_Count>(bytes), byte_type(), dst, static_cast<MPI_Count>(bytes), byte_type());
+}
+
+void Schedule::reduce(const void* in, void* inout, MPI_Count count, const Datatype* type) {
+  steps_.push_back({StepKind::Reduce, 0, in, inout, count, 0, type, nullptr, 0, nullptr});
+}
+
+void Schedule::copy(const void* src, MPI_Count scount, const Datatype* stype, void* dst, MPI_Count rcount,
+                    const Datatype* rtype) {
+  steps_.push_back({StepKind::Copy, 0, src, dst, scount, rcount, stype, rtype, 0, nullptr});
+}
+
+void Schedule::local(std::function<int()> fn) {
+  locals_.push_back(std::move(fn));
+  steps_.push_back({StepKind::Local, 0, nullptr, nullptr, 0, 0, nullptr, nullptr, locals_.size() - 1, nullptr});
+}
+
+void Schedule::round() {
+  size_t begin = round_end_.empty() ? 0 : round_end_.back();
+  if (steps_.size() > begin) round_end_.push_back(steps_.size());
+}
+
+void Schedule::retain(const Datatype* type) {
+  if (!type || type->predefined) return;
+  auto* t = const_cast<Datatype*>(type);
+  datatype_retain(t);
+  retained_.push_back(t);
+}
+
+void Schedule::start(int tag) {
+  round();
+  tag_ = tag;
+  round_ = 0;
+  posted_ = false;
+  finished_ = round_end_.empty();
+  error_ = MPI_SUCCESS;
+}
+
+bool Schedule::post_round() {
+  size_t begin = round_ == 0 ? 0 : round_end_[round_ - 1];
+  for (size_t i = begin; i < round_end_[round_]; ++i) {
+    const Step& s = steps_[i];
+    if (s.kind != StepKind::Send && s.kind != StepKind::Recv) continue;
+    if (s.peer == MPI_PROC_NULL) continue;
+    pml::Request* r = nullptr;
+    int rc = s.kind == StepKind::Send
+                 ? pml::isend(s.src, s.count, s.type, s.peer, tag_, s.ctx, pml::SendMode::Standard, &r)
+                 : pml::irecv(s.dst, s.count, s.type, s.peer, tag_, s.ctx, &r);
+    if (rc != MPI_SUCCESS) {
+      error_ = rc;
+      return false;
+    }
+    inflight_.push_back(r);
+  }
+  posted_ = true;
+  return true;
+}
+
+bool Schedule::round_complete() {
+  for (pml::Request* r : inflight_)
+    if (!r->complete.load(std::memory_order_acquire)) return false;
+  for (pml::Request* r : inflight_) {
+    if (r->error != MPI_SUCCESS && error_ == MPI_SUCCESS) error_ = r->error;
+    pml::request_release(r);
+  }
+  inflight_.clear();
+  return true;
+}
+
+int Schedule::run_local_steps() {
+  size_t begin = round_ == 0 ? 0 : round_end_[round_ - 1];
+  for (size_t i = begin; i < round_end_[round_]; ++i) {
+    const Step& s = steps_[i];
+    int rc = MPI_SUCCESS;
+    switch (s.kind) {
+      case StepKind::Reduce:
+        if (s.count > 0) rc = op_apply(*op_, s.src, s.dst, static_cast<size_t>(s.count), *s.type);
+        break;
+      case StepKind::Copy:
+        rc = copy_typed(s.src, s.count, s.type, s.dst, s.count2, s.type2);
+        break;
+      case StepKind::Local:
+        rc = locals_[s.fn]();
+        break;
+      default:
+        break;
+    }
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+bool Schedule::advance() {
+  while (!finished_) {
+    if (!posted_) {
+      if (!post_round()) {
+        finished_ = true;  // error_ set; requests already posted finish on their own
+        break;
+      }
+    }
+    if (!round_complete()) return false;
+    if (error_ == MPI_SUCCESS) error_ = run_local_steps();
+    posted_ = false;
+    if (error_ != MPI_SUCCESS || ++round_ == round_end_.size()) finished_ = true;
+  }
+  return true;
+}
+
+int run_to_completion(Schedule& s, int tag) {
+  {
+    pml::Guard guard;
+    s.start(tag);
+    if (s.advance()) return s.error();
+  }
+  pml::wait_until([&] {
+    pml::Guard guard;
+    return s.advance();
+  });
+  return s.error();
+}
+
+// ---- schedules in flight -----------------------------------------------------
+
+namespace {
+
+struct InFlight {
+  Schedule* schedule;
+  pml::Request* request;
+};
+std::vector<InFlight> in_flight;
+
+void finish(const InFlight& f) {
+  pml::Request* r = f.request;
+  r->error = f.schedule->error();
+  if (!r->persistent || r->free_when_complete) {
+    delete f.schedule;
+    r->user_data = nullptr;
+  }
+  pml::request_complete(r);
+}
+
+int advance_in_flight() {
+  int n = 0;
+  // A completion callback may launch another schedule: index loop, and the
+  // entry is removed before its request completes.
+  for (size_t i = 0; i < in_flight.size();) {
+    InFlight f = in_flight[i];
+    if (!f.schedule->advance()) {
+      ++i;
+      continue;
+    }
+    in_flight.erase(in_flight.begin() + static_cast<long>(i));
+    if (in_flight.empty()) pml::remove_progress_hook(advance_in_flight);
+    finish(f);
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+void launch(Schedule* s, pml::Request* req, int tag) {
+  pml::Guard guard;
+  req->complete.store(false, std::memory_order_relaxed);
+  req->error = MPI_SUCCESS;
+  s->start(tag);
+  if (s->advance()) {
+    finish({s, req});
+    return;
+  }
+  if (in_flight.empty()) pml::add_progress_hook(advance_in_flight);
+  in_flight.push_back({s, req});
+}
+
+}  // namespace axon::coll

@@ -1,0 +1,421 @@
+// Neighbourhood collectives (MPI-4.1 8.6): MPI_Neighbor_allgather(v) and
+// MPI_Neighbor_alltoall(v,w), their nonblocking MPI_Ineighbor_* forms and the
+// large-count _c variants.
+//
+// Each call is one round of point-to-point messages on the communicator's
+// collective context: a receive from every source and a send to every
+// destination of the topology (src/mpi/topology.h), all posted at once.
+// MPI_PROC_NULL neighbours (cartesian edges) are skipped, so their blocks of
+// the receive buffer are left untouched.
+//
+// Matching. Collectives on a communicator are called in the same order
+// everywhere and the PML keeps messages between two processes in order, so
+// one tag would do if every pair of processes were neighbours only once. On a
+// periodic cartesian dimension of extent 1 or 2 the same process is both the
+// -1 and the +1 neighbour; the standard wants the block sent towards +1 to
+// arrive in the receiver's -1 slot. So a cartesian message carries its
+// direction in the tag: sent in direction (d, -1) it is tagged kTagNeighbor -
+// 2d, in (d, +1) kTagNeighbor - 2d - 1, and the receive of slot (d, -1)
+// expects the second, slot (d, +1) the first. Graph and distributed-graph
+// neighbours use kTagNeighbor and rely on posting order (repeated edges pair
+// up in the order they were given, as MPI specifies).
+//
+// Nonblocking calls return a Kind::Collective request that a progress hook
+// completes once every message has; the communicator counts it as pending so
+// that MPI_Comm_free does not deallocate it under the operation.
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "mpi/api.h"
+#include "mpi/context_id.h"
+#include "mpi/topology.h"
+
+using namespace axon;
+using namespace axon::mpi;
+
+namespace {
+
+struct Transfer {
+  bool send;
+  void* buf;
+  MPI_Count count;
+  const Datatype* type;
+  int peer;
+  int tag;
+};
+
+// The tags of slot k's send and receive (see the top of the file).
+int send_tag(const Topology& t, size_t k) {
+  return t.kind == MPI_CART ? kTagNeighbor - static_cast<int>(k) : kTagNeighbor;
+}
+int recv_tag(const Topology& t, size_t k) {
+  return t.kind == MPI_CART ? kTagNeighbor - static_cast<int>(k ^ 1) : kTagNeighbor;
+}
+
+// Posts every transfer; on a failure the ones already posted stay in `parts`
+// (they must still complete before the buffers are given back).
+int post(Comm* c, const std::vector<Transfer>& plan, std::vector<pml::Request*>* parts) {
+  // Receives first: a message from a neighbour that is also a destination
+  // then finds its receive already posted.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const Transfer& x : plan) {
+      if (x.send != (pass == 1) || x.peer == MPI_PROC_NULL) continue;
+      pml::Request* r = nullptr;
+      int rc = x.send ? pml::isend(x.buf, x.count, x.type, x.peer, x.tag, &c->coll, pml::SendMode::Standard, &r)
+                      : pml::irecv(x.buf, x.count, x.type, x.peer, x.tag, &c->coll, &r);
+      if (rc != MPI_SUCCESS) return rc;
+      parts->push_back(r);
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+int finish_blocking(std::vector<pml::Request*>& parts, int rc) {
+  for (pml::Request* r : parts) {
+    pml::wait(r);
+    pml::Guard guard;
+    if (rc == MPI_SUCCESS) rc = r->error;
+    pml::request_release(r);
+  }
+  return rc;
+}
+
+// ---- nonblocking ----------------------------------------------------------
+
+struct Pending {
+  Comm* comm;
+  pml::Request* request;
+  std::vector<pml::Request*> parts;
+  int error;
+};
+std::vector<std::unique_ptr<Pending>> pending_ops;
+
+int neighbor_progress() {
+  int advanced = 0;
+  for (size_t i = 0; i < pending_ops.size();) {
+    Pending& op = *pending_ops[i];
+    bool done = std::all_of(op.parts.begin(), op.parts.end(),
+                            [](const pml::Request* r) { return r->complete.load(std::memory_order_acquire); });
+    if (!done) {
+      ++i;
+      continue;
+    }
+    ++advanced;
+    int error = op.error;
+    for (pml::Request* r : op.parts) {
+      if (error == MPI_SUCCESS) error = r->error;
+      pml::request_release(r);
+    }
+    pml::Request* req = op.request;
+    req->source = MPI_ANY_SOURCE;
+    req->tag = MPI_ANY_TAG;
+    req->bytes = 0;
+    req->error = error;
+    --op.comm->pending;
+    pending_ops.erase(pending_ops.begin() + static_cast<long>(i));
+    pml::request_complete(req);
+  }
+  if (pending_ops.empty()) pml::remove_progress_hook(neighbor_progress);
+  return advanced;
+}
+
+// Runs the plan: to completion (request == nullptr) or in the background.
+int run(Comm* c, const std::vector<Transfer>& plan, MPI_Request* request) {
+  auto op = std::make_unique<Pending>();
+  op->comm = c;
+  op->error = post(c, plan, &op->parts);
+  if (!request) return finish_blocking(op->parts, op->error);
+  pml::Request* r = pml::request_alloc(pml::Request::Kind::Collective);
+  r->comm = c;
+  op->request = r;
+  {
+    pml::Guard guard;
+    ++c->pending;
+    if (pending_ops.empty()) pml::add_progress_hook(neighbor_progress);
+    pending_ops.push_back(std::move(op));
+  }
+  *request = handle_of(r);
+  pml::progress();
+  return MPI_SUCCESS;
+}
+
+// ---- argument checks -------------------------------------------------------
+
+// The communicator's topology, or the error class.
+int topology_for(const char* fn, MPI_Comm comm, Comm** out, const Topology** topo) {
+  Comm* c = comm_from_handle(comm);
+  if (!c) return raise_self(MPI_ERR_COMM, fn, "invalid communicator");
+  *out = c;
+  if (c->inter || !c->topology) return raise(c, MPI_ERR_TOPOLOGY, fn, "communicator has no topology");
+  *topo = c->topology.get();
+  return MPI_SUCCESS;
+}
+
+int check_block(MPI_Count count, MPI_Datatype handle, const void* buf, Datatype** type) {
+  if (int rc = check_count(count)) return rc;
+  if (int rc = check_datatype(handle, type)) return rc;
+  return check_buffer(buf, count, *type);
+}
+
+char* at(const void* base, MPI_Aint bytes) { return const_cast<char*>(static_cast<const char*>(base)) + bytes; }
+
+// ---- the five operations, generic in the count / displacement types ----
+
+template <class Count>
+int allgather(const char* fn, const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+              Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request, bool nonblocking) {
+  Comm* c = nullptr;
+  const Topology* t = nullptr;
+  if (int rc = topology_for(fn, comm, &c, &t)) return rc;
+  if (nonblocking && !request) return raise(c, MPI_ERR_ARG, fn, "request is NULL");
+  Datatype *st = nullptr, *rt = nullptr;
+  if (sendbuf == MPI_IN_PLACE || recvbuf == MPI_IN_PLACE) return raise(c, MPI_ERR_ARG, fn, "MPI_IN_PLACE");
+  if (int rc = check_block(sendcount, sendtype, sendbuf, &st)) return raise(c, rc, fn, "invalid send block");
+  if (int rc = check_block(recvcount, recvtype, recvbuf, &rt)) return raise(c, rc, fn, "invalid receive block");
+  std::vector<Transfer> plan;
+  for (size_t k = 0; k < t->sources.size(); ++k)
+    plan.push_back({false, at(recvbuf, static_cast<MPI_Aint>(k) * recvcount * rt->extent), recvcount, rt,
+                    t->sources[k], recv_tag(*t, k)});
+  for (size_t k = 0; k < t->destinations.size(); ++k)
+    plan.push_back({true, const_cast<void*>(sendbuf), sendcount, st, t->destinations[k], send_tag(*t, k)});
+  int rc = run(c, plan, nonblocking ? request : nullptr);
+  return rc == MPI_SUCCESS ? rc : raise(c, rc, fn);
+}
+
+template <class Count, class Displ>
+int allgatherv(const char* fn, const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+               const Count recvcounts[], const Displ displs[], MPI_Datatype recvtype, MPI_Comm comm,
+               MPI_Request* request, bool nonblocking) {
+  Comm* c = nullptr;
+  const Topology* t = nullptr;
+  if (int rc = topology_for(fn, comm, &c, &t)) return rc;
+  if (nonblocking && !request) return raise(c, MPI_ERR_ARG, fn, "request is NULL");
+  if (sendbuf == MPI_IN_PLACE || recvbuf == MPI_IN_PLACE) return raise(c, MPI_ERR_ARG, fn, "MPI_IN_PLACE");
+  Datatype *st = nullptr, *rt = nullptr;
+  if (int rc = check_block(sendcount, sendtype, sendbuf, &st)) return raise(c, rc, fn, "invalid send block");
+  if (int rc = check_datatype(recvtype, &rt)) return raise(c, rc, fn, "invalid receive type");
+  size_t in = t->sources.size();
+  if (in > 0 && (!recvcounts || !displs)) return raise(c, MPI_ERR_ARG, fn, "recvcounts or displs is NULL");
+  std::vector<Transfer> plan;
+  for (size_t k = 0; k < in; ++k) {
+    if (int rc = check_block(recvcounts[k], recvtype, recvbuf, &rt)) return raise(c, rc, fn, "invalid receive block");
+    plan.push_back({false, at(recvbuf, static_cast<MPI_Aint>(displs[k]) * rt->extent), recvcounts[k], rt,
+                    t->sources[k], recv_tag(*t, k)});
+  }
+  for (size_t k = 0; k < t->destinations.size(); ++k)
+    plan.push_back({true, const_cast<void*>(sendbuf), sendcount, st, t->destinations[k], send_tag(*t, k)});
+  int rc = run(c, plan, nonblocking ? request : nullptr);
+  return rc == MPI_SUCCESS ? rc : raise(c, rc, fn);
+}
+
+template <class Count>
+int alltoall(const char* fn, const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+             Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request, bool nonblocking) {
+  Comm* c = nullptr;
+  const Topology* t = nullptr;
+  if (int rc = topology_for(fn, comm, &c, &t)) return rc;
+  if (nonblocking && !request) return raise(c, MPI_ERR_ARG, fn, "request is NULL");
+  if (sendbuf == MPI_IN_PLACE || recvbuf == MPI_IN_PLACE) return raise(c, MPI_ERR_ARG, fn, "MPI_IN_PLACE");
+  Datatype *st = nullptr, *rt = nullptr;
+  if (int rc = check_block(sendcount, sendtype, sendbuf, &st)) return raise(c, rc, fn, "invalid send block");
+  if (int rc = check_block(recvcount, recvtype, recvbuf, &rt)) return raise(c, rc, fn, "invalid receive block");
+  std::vector<Transfer> plan;
+  for (size_t k = 0; k < t->sources.size(); ++k)
+    plan.push_back({false, at(recvbuf, static_cast<MPI_Aint>(k) * recvcount * rt->extent), recvcount, rt,
+                    t->sources[k], recv_tag(*t, k)});
+  for (size_t k = 0; k < t->destinations.size(); ++k)
+    plan.push_back({true, at(sendbuf, static_cast<MPI_Aint>(k) * sendcount * st->extent), sendcount, st,
+                    t->destinations[k], send_tag(*t, k)});
+  int rc = run(c, plan, nonblocking ? request : nullptr);
+  return rc == MPI_SUCCESS ? rc : raise(c, rc, fn);
+}
+
+template <class Count, class Displ>
+int alltoallv(const char* fn, const void* sendbuf, const Count sendcounts[], const Displ sdispls[],
+              MPI_Datatype sendtype, void* recvbuf, const Count recvcounts[], const Displ rdispls[],
+              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request, bool nonblocking) {
+  Comm* c = nullptr;
+  const Topology* t = nullptr;
+  if (int rc = topology_for(fn, comm, &c, &t)) return rc;
+  if (nonblocking && !request) return raise(c, MPI_ERR_ARG, fn, "request is NULL");
+  if (sendbuf == MPI_IN_PLACE || recvbuf == MPI_IN_PLACE) return raise(c, MPI_ERR_ARG, fn, "MPI_IN_PLACE");
+  Datatype *st = nullptr, *rt = nullptr;
+  if (int rc = check_datatype(sendtype, &st)) return raise(c, rc, fn, "invalid send type");
+  if (int rc = check_datatype(recvtype, &rt)) return raise(c, rc, fn, "invalid receive type");
+  size_t in = t->sources.size(), out = t->destinations.size();
+  if ((in > 0 && (!recvcounts || !rdispls)) || (out > 0 && (!sendcounts || !sdispls)))
+    return raise(c, MPI_ERR_ARG, fn, "counts or displacements are NULL");
+  std::vector<Transfer> plan;
+  for (size_t k = 0; k < in; ++k) {
+    if (int rc = check_block(recvcounts[k], recvtype, recvbuf, &rt)) return raise(c, rc, fn, "invalid receive block");
+    plan.push_back({false, at(recvbuf, static_cast<MPI_Aint>(rdispls[k]) * rt->extent), recvcounts[k], rt,
+                    t->sources[k], recv_tag(*t, k)});
+  }
+  for (size_t k = 0; k < out; ++k) {
+    if (int rc = check_block(sendcounts[k], sendtype, sendbuf, &st)) return raise(c, rc, fn, "invalid send block");
+    plan.push_back({true, at(sendbuf, static_cast<MPI_Aint>(sdispls[k]) * st->extent), sendcounts[k], st,
+                    t->destinations[k], send_tag(*t, k)});
+  }
+  int rc = run(c, plan, nonblocking ? request : nullptr);
+  return rc == MPI_SUCCESS ? rc : raise(c, rc, fn);
+}
+
+// Displacements in bytes, a type per neighbour.
+template <class Count>
+int alltoallw(const char* fn, const void* sendbuf, const Count sendcounts[], const MPI_Aint sdispls[],
+              const MPI_Datatype sendtypes[], void* recvbuf, const Count recvcounts[], const MPI_Aint rdispls[],
+              const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request* request, bool nonblocking) {
+  Comm* c = nullptr;
+  const Topology* t = nullptr;
+  if (int rc = topology_for(fn, comm, &c, &t)) return rc;
+  if (nonblocking && !request) return raise(c, MPI_ERR_ARG, fn, "request is NULL");
+  if (sendbuf == MPI_IN_PLACE || recvbuf == MPI_IN_PLACE) return raise(c, MPI_ERR_ARG, fn, "MPI_IN_PLACE");
+  size_t in = t->sources.size(), out = t->destinations.size();
+  if ((in > 0 && (!recvcounts || !rdispls || !recvtypes)) || (out > 0 && (!sendcounts || !sdispls || !sendtypes)))
+    return raise(c, MPI_ERR_ARG, fn, "counts, displacements or types are NULL");
+  std::vector<Transfer> plan;
+  for (size_t k = 0; k < in; ++k) {
+    Datatype* rt = nullptr;
+    if (int rc = check_block(recvcounts[k], recvtypes[k], recvbuf, &rt))
+      return raise(c, rc, fn, "invalid receive block");
+    plan.push_back({false, at(recvbuf, rdispls[k]), recvcounts[k], rt, t->sources[k], recv_tag(*t, k)});
+  }
+  for (size_t k = 0; k < out; ++k) {
+    Datatype* st = nullptr;
+    if (int rc = check_block(sendcounts[k], sendtypes[k], sendbuf, &st)) return raise(c, rc, fn, "invalid send block");
+    plan.push_back({true, at(sendbuf, sdispls[k]), sendcounts[k], st, t->destinations[k], send_tag(*t, k)});
+  }
+  int rc = run(c, plan, nonblocking ? request : nullptr);
+  return rc == MPI_SUCCESS ? rc : raise(c, rc, fn);
+}
+
+}  // namespace
+
+// ---- entry points ------------------------------------------------------------
+
+AXON_API(int, MPI_Neighbor_allgather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm)) {
+  return allgather("MPI_Neighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                   nullptr, false);
+}
+AXON_API(int, MPI_Neighbor_allgather_c, (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                         void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)) {
+  return allgather("MPI_Neighbor_allgather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                   nullptr, false);
+}
+AXON_API(int, MPI_Ineighbor_allgather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  return allgather("MPI_Ineighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                   request, true);
+}
+AXON_API(int, MPI_Ineighbor_allgather_c,
+         (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+          MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  return allgather("MPI_Ineighbor_allgather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                   request, true);
+}
+
+AXON_API(int, MPI_Neighbor_allgatherv,
+         (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+          const int displs[], MPI_Datatype recvtype, MPI_Comm comm)) {
+  return allgatherv("MPI_Neighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                    comm, nullptr, false);
+}
+AXON_API(int, MPI_Neighbor_allgatherv_c,
+         (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+          const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)) {
+  return allgatherv("MPI_Neighbor_allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                    comm, nullptr, false);
+}
+AXON_API(int, MPI_Ineighbor_allgatherv,
+         (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+          const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  return allgatherv("MPI_Ineighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                    comm, request, true);
+}
+AXON_API(int, MPI_Ineighbor_allgatherv_c,
+         (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+          const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+          MPI_Request* request)) {
+  return allgatherv("MPI_Ineighbor_allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                    recvtype, comm, request, true);
+}
+
+AXON_API(int, MPI_Neighbor_alltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm)) {
+  return alltoall("MPI_Neighbor_alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr,
+                  false);
+}
+AXON_API(int, MPI_Neighbor_alltoall_c, (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                        void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)) {
+  return alltoall("MPI_Neighbor_alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                  nullptr, false);
+}
+AXON_API(int, MPI_Ineighbor_alltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  return alltoall("MPI_Ineighbor_alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                  request, true);
+}
+AXON_API(int, MPI_Ineighbor_alltoall_c,
+         (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+          MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  return alltoall("MPI_Ineighbor_alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                  request, true);
+}
+
+AXON_API(int, MPI_Neighbor_alltoallv,
+         (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+          const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)) {
+  return alltoallv("MPI_Neighbor_alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                   recvtype, comm, nullptr, false);
+}
+AXON_API(int, MPI_Neighbor_alltoallv_c,
+         (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype,
+          void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
+          MPI_Comm comm)) {
+  return alltoallv("MPI_Neighbor_alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                   recvtype, comm, nullptr, false);
+}
+AXON_API(int, MPI_Ineighbor_alltoallv,
+         (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+          const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  return alltoallv("MPI_Ineighbor_alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                   recvtype, comm, request, true);
+}
+AXON_API(int, MPI_Ineighbor_alltoallv_c,
+         (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype,
+          void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
+          MPI_Comm comm, MPI_Request* request)) {
+  return alltoallv("MPI_Ineighbor_alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                   rdispls, recvtype, comm, request, true);
+}
+
+AXON_API(int, MPI_Neighbor_alltoallw,
+         (const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+          void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+          MPI_Comm comm)) {
+  return alltoallw("MPI_Neighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                   recvtypes, comm, nullptr, false);
+}
+AXON_API(int, MPI_Neighbor_alltoallw_c,
+         (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+          void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+          MPI_Comm comm)) {
+  return alltoallw("MPI_Neighbor_alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                   recvtypes, comm, nullptr, false);
+}
+AXON_API(int, MPI_Ineighbor_alltoallw,
+         (const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+          void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+          MPI_Comm comm, MPI_Request* request)) {
+  return alltoallw("MPI_Ineighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                   recvtypes, comm, request, true);
+}
+AXON_API(int, MPI_Ineighbor_alltoallw_c,
+         (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+          void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+          MPI_Comm comm, MPI_Request* request)) {
+  return alltoallw("MPI_Ineighbor_alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                   rdispls, recvtypes, comm, request, true);
+}
