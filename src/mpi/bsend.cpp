@@ -1,4 +1,4 @@
-// MPI_Buffer_attach/detach and MPI_Bsend/Ibsend.
+// MPI_Buffer_attach/detach/flush/iflush and MPI_Bsend/Ibsend.
 //
 // Each buffered message occupies [header | packed data] in the attached
 // buffer, first-fit, with MPI_BSEND_OVERHEAD bytes of bookkeeping charged per
@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <vector>
 
 #include "mpi/api.h"
 #include "mpi/bsend.h"
@@ -40,15 +41,25 @@ bool allocate(size_t length, size_t* offset) {
   return true;
 }
 
+// MPI_Buffer_iflush requests waiting for the buffer to drain.
+std::vector<pml::Request*> flush_waiters;
+
+void one_message_left() {
+  if (--attached.in_flight > 0) return;
+  std::vector<pml::Request*> done;
+  done.swap(flush_waiters);
+  for (pml::Request* r : done) pml::request_complete(r);
+}
+
 void release_block(pml::Request* r) {
   size_t offset = reinterpret_cast<size_t>(r->user_data);
   attached.used.erase(offset);
-  --attached.in_flight;
+  one_message_left();
 }
 
 void release_heap_copy(pml::Request* r) {
   free(r->user_data);
-  --attached.in_flight;
+  one_message_left();
 }
 
 int automatic_send(const void* buf, MPI_Count count, const Datatype* type, size_t bytes, int dest, int tag,
@@ -214,4 +225,26 @@ AXON_API(int, MPI_Ibsend, (const void* buf, int count, MPI_Datatype datatype, in
 AXON_API(int, MPI_Ibsend_c, (const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                              MPI_Comm comm, MPI_Request* request)) {
   return ibsend("MPI_Ibsend_c", buf, count, datatype, dest, tag, comm, request);
+}
+
+// MPI-4.1: wait (or get a request that completes) when every message buffered
+// so far has left the attached buffer. Nothing attached: nothing to wait for.
+AXON_API(int, MPI_Buffer_flush, (void)) {
+  buffered_sends_flush();
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Buffer_iflush, (MPI_Request * request)) {
+  if (!request) return raise_self(MPI_ERR_ARG, "MPI_Buffer_iflush", "request is NULL");
+  pml::Guard guard;
+  // A receive-kind request in no queue, completed by the last buffered send.
+  pml::Request* r = pml::request_alloc(pml::Request::Kind::Recv);
+  r->ctx = nullptr;
+  r->source = MPI_ANY_SOURCE;
+  r->tag = MPI_ANY_TAG;
+  r->error = MPI_SUCCESS;
+  if (attached.in_flight == 0) pml::request_complete(r);
+  else flush_waiters.push_back(r);
+  *request = handle_of(r);
+  return MPI_SUCCESS;
 }

@@ -2,8 +2,10 @@
 // persistent requests, and the status queries.
 #include <vector>
 
+#include "coll/coll.h"
 #include "mpi/api.h"
 #include "mpi/bsend.h"
+#include "mpi/grequest.h"
 
 namespace axon::mpi {
 namespace {
@@ -30,6 +32,7 @@ bool is_complete(MPI_Request h) { return request_of(h)->complete.load(std::memor
 // one. Returns the operation's error class.
 int retire(MPI_Request* h, MPI_Status* status) {
   pml::Request* r = request_of(*h);
+  if (is_generalized(r)) return grequest_retire(h, status);
   status_from_request(status, r);
   int error = r->error;
   if (r->persistent) {
@@ -90,7 +93,8 @@ using namespace axon;
 using namespace axon::mpi;
 
 AXON_API(int, MPI_Wait, (MPI_Request * request, MPI_Status* status)) {
-  if (!request || check_request(*request)) return raise_self(MPI_ERR_REQUEST, "MPI_Wait", "invalid request");
+  if (!request) return raise_self(MPI_ERR_ARG, "MPI_Wait", "request is NULL");
+  if (check_request(*request)) return raise_self(MPI_ERR_REQUEST, "MPI_Wait", "invalid request");
   if (is_inactive(*request)) {
     set_empty_status(status);
     return MPI_SUCCESS;
@@ -103,7 +107,8 @@ AXON_API(int, MPI_Wait, (MPI_Request * request, MPI_Status* status)) {
 }
 
 AXON_API(int, MPI_Test, (MPI_Request * request, int* flag, MPI_Status* status)) {
-  if (!request || check_request(*request)) return raise_self(MPI_ERR_REQUEST, "MPI_Test", "invalid request");
+  if (!request) return raise_self(MPI_ERR_ARG, "MPI_Test", "request is NULL");
+  if (check_request(*request)) return raise_self(MPI_ERR_REQUEST, "MPI_Test", "invalid request");
   if (!flag) return raise_self(MPI_ERR_ARG, "MPI_Test", "flag is NULL");
   if (is_inactive(*request)) {
     *flag = 1;
@@ -255,20 +260,26 @@ AXON_API(int, MPI_Request_get_status, (MPI_Request request, int* flag, MPI_Statu
   if (!is_complete(request)) pml::progress();
   *flag = is_complete(request);
   if (*flag) {
+    if (is_generalized(request_of(request))) return grequest_query(request_of(request), status);
     status_from_request(status, request_of(request));
   }
   return MPI_SUCCESS;
 }
 
 AXON_API(int, MPI_Request_free, (MPI_Request * request)) {
-  if (!request || *request == MPI_REQUEST_NULL || check_request(*request))
+  if (!request) return raise_self(MPI_ERR_ARG, "MPI_Request_free", "request is NULL");
+  if (*request == MPI_REQUEST_NULL || check_request(*request))
     return raise_self(MPI_ERR_REQUEST, "MPI_Request_free", "invalid request");
   pml::Request* r = request_of(*request);
+  if (is_generalized(r)) {
+    *request = MPI_REQUEST_NULL;
+    return grequest_free(r);
+  }
   pml::Guard guard;
   if (r->complete.load(std::memory_order_acquire) && !(r->persistent && r->active))
     pml::request_release(r);
   else if (r->persistent && !r->active)
-    pml::request_release(r);
+    r->kind == pml::Request::Kind::Collective ? coll::request_free(r) : pml::request_release(r);
   else
     r->free_when_complete = true;  // the operation goes on; nobody will wait for it
   *request = MPI_REQUEST_NULL;
@@ -276,8 +287,10 @@ AXON_API(int, MPI_Request_free, (MPI_Request * request)) {
 }
 
 AXON_API(int, MPI_Cancel, (MPI_Request * request)) {
-  if (!request || *request == MPI_REQUEST_NULL || check_request(*request))
+  if (!request) return raise_self(MPI_ERR_ARG, "MPI_Cancel", "request is NULL");
+  if (*request == MPI_REQUEST_NULL || check_request(*request))
     return raise_self(MPI_ERR_REQUEST, "MPI_Cancel", "invalid request");
+  if (is_generalized(request_of(*request))) return grequest_cancel(request_of(*request));
   pml::cancel(request_of(*request));
   return MPI_SUCCESS;
 }
@@ -311,30 +324,10 @@ int elements_of(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* coun
     *count = 0;
     return MPI_SUCCESS;
   }
-  size_t items = bytes / type->size, rest = bytes % type->size;
-  MPI_Count elements = static_cast<MPI_Count>(items * type->elements_per_item);
-  // A partial item counts the basic elements it holds completely.
-  for (size_t b = 0; b < type->block_count && rest > 0; ++b) {
-    size_t len = type->blocks[b].length;
-    size_t per = type->elements_per_item ? type->size / type->elements_per_item : len;
-    if (type->block_count > 1) per = len;
-    size_t whole = std::min(rest, len) / per;
-    elements += static_cast<MPI_Count>(whole);
-    if (rest < len) {
-      if (rest % per) {
-        *count = MPI_UNDEFINED;
-        return MPI_SUCCESS;
-      }
-      rest = 0;
-    } else {
-      rest -= len;
-    }
-  }
-  if (rest) {
-    *count = MPI_UNDEFINED;
-    return MPI_SUCCESS;
-  }
-  *count = elements;
+  // The engine walks the type signature: whole items, then the basic
+  // elements of a partial item; MPI_UNDEFINED when the bytes end inside one.
+  MPI_Count elements = 0;
+  *count = count_elements(*type, bytes, &elements) ? elements : static_cast<MPI_Count>(MPI_UNDEFINED);
   return MPI_SUCCESS;
 }
 
@@ -391,7 +384,8 @@ int persistent(const char* fn, const void* buf, MPI_Count count, MPI_Datatype da
 }
 
 int start_one(MPI_Request* request, const char* fn) {
-  if (!request || *request == MPI_REQUEST_NULL || check_request(*request))
+  if (!request) return raise_self(MPI_ERR_ARG, fn, "request is NULL");
+  if (*request == MPI_REQUEST_NULL || check_request(*request))
     return raise_self(MPI_ERR_REQUEST, fn, "invalid request");
   pml::Request* r = request_of(*request);
   if (!r->persistent || r->active) return raise(comm_of(r), MPI_ERR_REQUEST, fn, "request is not an inactive persistent request");
@@ -404,7 +398,7 @@ int start_one(MPI_Request* request, const char* fn) {
     r->complete.store(true, std::memory_order_release);
     return MPI_SUCCESS;
   }
-  int rc = pml::start(r);
+  int rc = r->kind == pml::Request::Kind::Collective ? coll::start(r) : pml::start(r);
   return rc == MPI_SUCCESS ? rc : raise(comm_of(r), rc, fn);
 }
 }  // namespace
@@ -466,4 +460,91 @@ AXON_API(int, MPI_Startall, (int count, MPI_Request requests[])) {
   for (int i = 0; i < count; ++i)
     if (int rc = start_one(&requests[i], "MPI_Startall")) return rc;
   return MPI_SUCCESS;
+}
+
+// ---- MPI-4.1 non-destructive multi-request status queries ------------------
+// Like Testany/Testall/Testsome, but nothing is freed or deactivated: the
+// requests stay valid and must still be completed by a Wait/Test/free.
+namespace {
+// The status of a completed request without retiring it.
+int peek_status(MPI_Request h, MPI_Status* status) {
+  pml::Request* r = request_of(h);
+  if (is_generalized(r)) return grequest_query(r, status);
+  status_from_request(status, r);
+  return r->error;
+}
+}  // namespace
+
+AXON_API(int, MPI_Request_get_status_any, (int count, const MPI_Request array_of_requests[], int* index, int* flag,
+                                           MPI_Status* status)) {
+  const char* fn = "MPI_Request_get_status_any";
+  if (int rc = check_array(count, array_of_requests, fn)) return rc;
+  if (!index || !flag) return raise_self(MPI_ERR_ARG, fn, "index or flag is NULL");
+  pml::progress();
+  bool any_active = false;
+  for (int i = 0; i < count; ++i) {
+    if (is_inactive(array_of_requests[i])) continue;
+    any_active = true;
+    if (!is_complete(array_of_requests[i])) continue;
+    *index = i;
+    *flag = 1;
+    int err = peek_status(array_of_requests[i], status);
+    if (err != MPI_SUCCESS) return raise(comm_of(request_of(array_of_requests[i])), err, fn);
+    return MPI_SUCCESS;
+  }
+  *index = MPI_UNDEFINED;
+  *flag = any_active ? 0 : 1;
+  if (!any_active) set_empty_status(status);
+  return MPI_SUCCESS;
+}
+
+AXON_API(int, MPI_Request_get_status_all, (int count, const MPI_Request array_of_requests[], int* flag,
+                                           MPI_Status array_of_statuses[])) {
+  const char* fn = "MPI_Request_get_status_all";
+  if (int rc = check_array(count, array_of_requests, fn)) return rc;
+  if (!flag) return raise_self(MPI_ERR_ARG, fn, "flag is NULL");
+  pml::progress();
+  for (int i = 0; i < count; ++i)
+    if (!is_inactive(array_of_requests[i]) && !is_complete(array_of_requests[i])) {
+      *flag = 0;
+      return MPI_SUCCESS;
+    }
+  *flag = 1;
+  std::vector<int> errors(static_cast<size_t>(count), MPI_SUCCESS);
+  Comm* failed = nullptr;
+  for (int i = 0; i < count; ++i) {
+    MPI_Status* s = status_at(array_of_statuses, i);
+    if (is_inactive(array_of_requests[i])) {
+      set_empty_status(s);
+      continue;
+    }
+    errors[static_cast<size_t>(i)] = peek_status(array_of_requests[i], s);
+    if (errors[static_cast<size_t>(i)] != MPI_SUCCESS) failed = comm_of(request_of(array_of_requests[i]));
+  }
+  int rc = record_errors(errors, array_of_statuses);
+  return rc == MPI_SUCCESS ? rc : raise(failed, rc, fn);
+}
+
+AXON_API(int, MPI_Request_get_status_some, (int incount, const MPI_Request array_of_requests[], int* outcount,
+                                            int array_of_indices[], MPI_Status array_of_statuses[])) {
+  const char* fn = "MPI_Request_get_status_some";
+  if (int rc = check_array(incount, array_of_requests, fn)) return rc;
+  if (!outcount || (incount > 0 && !array_of_indices)) return raise_self(MPI_ERR_ARG, fn, "NULL output argument");
+  pml::progress();
+  bool any_active = false;
+  std::vector<int> errors;
+  Comm* failed = nullptr;
+  int n = 0;
+  for (int i = 0; i < incount; ++i) {
+    if (is_inactive(array_of_requests[i])) continue;
+    any_active = true;
+    if (!is_complete(array_of_requests[i])) continue;
+    int err = peek_status(array_of_requests[i], status_at(array_of_statuses, n));
+    if (err != MPI_SUCCESS) failed = comm_of(request_of(array_of_requests[i]));
+    errors.push_back(err);
+    array_of_indices[n++] = i;
+  }
+  *outcount = any_active ? n : MPI_UNDEFINED;
+  int rc = record_errors(errors, array_of_statuses);
+  return rc == MPI_SUCCESS ? rc : raise(failed, rc, fn);
 }

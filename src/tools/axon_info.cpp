@@ -1,6 +1,7 @@
 // axon_info: what this Axon installation is and how it can be tuned.
 //   axon_info            version, ABI, transports
 //   axon_info --params   every AXON_* parameter with its default and meaning
+//   axon_info --counters every performance counter (MPI_T performance variable)
 #include <mpi.h>
 
 #include <cstdio>
@@ -14,8 +15,9 @@ namespace {
 
 void usage() {
   std::printf(
-      "usage: axon_info [--params] [--version] [--help]\n"
+      "usage: axon_info [--params] [--counters] [--version] [--help]\n"
       "  --params    list every AXON_* environment parameter, its default and meaning\n"
+      "  --counters  list the performance counters a running job keeps (MPI_T pvars)\n"
       "  --version   print the version\n");
 }
 
@@ -42,6 +44,28 @@ int list_params() {
   return 0;
 }
 
+int list_counters() {
+  int provided = 0;
+  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
+    std::fprintf(stderr, "axon_info: MPI_T_init_thread failed\n");
+    return 1;
+  }
+  int n = 0;
+  MPI_T_pvar_get_num(&n);
+  for (int i = 0; i < n; ++i) {
+    char name[256], desc[2048];
+    int name_len = sizeof name, desc_len = sizeof desc, verbosity, var_class, bind, readonly, continuous, atomic;
+    MPI_Datatype type;
+    MPI_T_enum enumtype;
+    if (MPI_T_pvar_get_info(i, name, &name_len, &verbosity, &var_class, &type, &enumtype, desc, &desc_len, &bind,
+                            &readonly, &continuous, &atomic) != MPI_SUCCESS)
+      continue;
+    std::printf("%s (%s)\n    %s\n", name, var_class == MPI_T_PVAR_CLASS_LEVEL ? "level" : "counter", desc);
+  }
+  MPI_T_finalize();
+  return 0;
+}
+
 void summary() {
   int major = 0, minor = 0, abi_major = 0, abi_minor = 0;
   MPI_Get_version(&major, &minor);
@@ -52,6 +76,7 @@ void summary() {
   std::printf("  transports (btl):  self, sm (shared memory, CMA single copy)\n");
   std::printf("  wire-up:           PMIx (mpirun, srun --mpi=pmix), singleton without a launcher\n");
   std::printf("  parameters:        axon_info --params\n");
+  std::printf("  counters:          axon_info --counters\n");
 }
 
 }  // namespace
@@ -59,6 +84,7 @@ void summary() {
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--params")) return list_params();
+    if (!std::strcmp(argv[i], "--counters")) return list_counters();
     if (!std::strcmp(argv[i], "--version")) {
       std::printf("axon_info (Axon MPI) %s\n", PACKAGE_VERSION);
       return 0;
