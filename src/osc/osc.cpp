@@ -1,0 +1,818 @@
+// One-sided communication on one node: the shared control segment, window
+// memory, data movement (mapped memory or CMA), accumulate atomicity and the
+// synchronization epochs. See osc.h for the contract, docs/rma.md for the
+// design.
+#include "osc/osc.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "base/backoff.h"
+#include "base/log.h"
+#include "coll/coll.h"
+#include "rte/rte.h"
+
+namespace axon::osc {
+
+namespace {
+
+constexpr uint64_t kControlMagic = 0x4158304f53435731ull;
+constexpr int kMaxRegions = 64;           // attached regions per rank (dynamic windows)
+constexpr uint32_t kExclusive = 0x80000000u;
+
+// Per target, in the control segment. Fresh shared memory is zero: every
+// word starts unlocked and every counter at zero.
+struct alignas(64) PeerCtl {
+  std::atomic<uint32_t> lock;         // passive target: kExclusive, or the number of shared holders
+  std::atomic<uint32_t> acc;          // accumulate mutex (read-modify-write done under it)
+  std::atomic<uint64_t> completions;  // PSCW: MPI_Win_complete calls aimed at this rank
+  std::atomic<uint64_t> region_base[kMaxRegions];
+  std::atomic<uint64_t> region_size[kMaxRegions];  // 0: free slot
+};
+static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t>::is_always_lock_free,
+              "control words are shared between processes");
+
+// Our markers in Epochs::locked.
+constexpr int8_t kNotLocked = 0, kLockedShared = 1, kLockedExclusive = 2, kLockedNoCheck = 3;
+
+size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+}  // namespace
+
+// Segment layout: Control header, PeerCtl[n], post counters[n*n], data.
+struct Control {
+  uint64_t magic;
+  uint32_t n;
+};
+
+namespace {
+
+size_t peers_offset() { return round_up(sizeof(Control), 64); }
+size_t posts_offset(int n) { return peers_offset() + sizeof(PeerCtl) * static_cast<size_t>(n); }
+size_t control_bytes(int n) { return round_up(posts_offset(n) + 4ull * n * n, 4096); }
+
+PeerCtl& peer_ctl(const Window* w, int r) {
+  return reinterpret_cast<PeerCtl*>(reinterpret_cast<unsigned char*>(w->ctl) + peers_offset())[r];
+}
+// Posts of `target` towards `origin` (PSCW): written by the target, read by the origin.
+std::atomic<uint32_t>& post_counter(const Window* w, int origin, int target) {
+  auto* p = reinterpret_cast<std::atomic<uint32_t>*>(reinterpret_cast<unsigned char*>(w->ctl) +
+                                                     posts_offset(w->size));
+  return p[static_cast<size_t>(origin) * w->size + target];
+}
+
+// What each rank tells the others at creation.
+struct PeerInfo {
+  int64_t pid;
+  uint64_t base;
+  uint64_t bytes;
+  int64_t disp_unit;
+  int64_t all_local;  // every rank of the window is on this rank's node
+  uint64_t probe;     // address of cma_probe in this process
+};
+
+// Read by the other ranks with process_vm_readv at window creation: tells
+// whether the ptrace policy lets them reach this process's memory.
+const uint64_t cma_probe = 0x43'4d'41'6f'6b'21'21'21ull;
+
+const Datatype& byte_type() { return *datatype_from_handle(MPI_BYTE); }
+
+int exchange_info(pml::Context* ctx, void* base, uint64_t bytes, int disp_unit, std::vector<PeerInfo>* out) {
+  PeerInfo me{static_cast<int64_t>(getpid()), reinterpret_cast<uint64_t>(base), bytes, disp_unit, 1,
+              reinterpret_cast<uint64_t>(&cma_probe)};
+  for (int r = 0; r < ctx->size(); ++r)
+    if (!rte::is_local(ctx->world_of[r])) me.all_local = 0;
+  out->assign(ctx->size(), PeerInfo{});
+  int rc = coll::allgather_bytes(&me, sizeof me, out->data(), ctx);
+  if (rc != MPI_SUCCESS) return rc;
+  for (const PeerInfo& p : *out)
+    if (!p.all_local) return MPI_ERR_UNSUPPORTED_OPERATION;  // same answer on every rank
+  return MPI_SUCCESS;
+}
+
+// Creates the window's segment: rank 0 creates and sizes it, everyone maps
+// it, and rank 0 unlinks it once all have (mpirun removes the job's
+// /dev/shm/axon.<nspace>.* if the job dies in between).
+// `local_error`: an error class this rank found before (every rank then
+// fails with the largest one).
+int map_segment(Window* w, size_t len, int32_t local_error = MPI_SUCCESS) {
+  static std::atomic<unsigned> counter{0};  // windows may be created by several threads
+  struct {
+    int32_t status;
+    char name[200];
+  } msg{};
+  int fd = -1;
+  if (w->rank == 0) {
+    const rte::Job& job = rte::job();
+    std::string name = job.shm_prefix + ".osc." + std::to_string(job.rank) + "." + std::to_string(counter++);
+    snprintf(msg.name, sizeof msg.name, "%s", name.c_str());
+    fd = shm_open(msg.name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 || ftruncate(fd, static_cast<off_t>(len)) != 0) {
+      log::error("osc: cannot create shared segment %s of %zu bytes: %s", msg.name, len, strerror(errno));
+      msg.status = MPI_ERR_NO_MEM;
+      if (fd >= 0) {
+        close(fd);
+        shm_unlink(msg.name);
+        fd = -1;
+      }
+    }
+  }
+  int rc = coll::bcast(&msg, sizeof msg, &byte_type(), 0, w->ctx);
+  if (rc != MPI_SUCCESS) return rc;
+  if (msg.status != MPI_SUCCESS) return msg.status;
+  if (w->rank != 0) fd = shm_open(msg.name, O_RDWR, 0600);
+  int32_t failed = local_error;
+  void* map = MAP_FAILED;
+  if (fd >= 0) {
+    map = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+  }
+  if (map == MAP_FAILED) {
+    log::error("osc: cannot map shared segment %s: %s", msg.name, strerror(errno));
+    failed = MPI_ERR_NO_MEM;
+  }
+  // Everyone has mapped (or failed): the name can go.
+  int32_t any_failed = 0;
+  rc = coll::allreduce(&failed, &any_failed, 1, datatype_from_handle(MPI_INT32_T), op_from_handle(MPI_MAX),
+                       w->ctx);
+  if (w->rank == 0) shm_unlink(msg.name);
+  if (rc != MPI_SUCCESS || any_failed) {
+    if (map != MAP_FAILED) munmap(map, len);
+    return rc != MPI_SUCCESS ? rc : any_failed;
+  }
+  w->map = map;
+  w->map_len = len;
+  w->ctl = static_cast<Control*>(map);
+  if (w->rank == 0) {
+    w->ctl->magic = kControlMagic;
+    w->ctl->n = static_cast<uint32_t>(w->size);
+  }
+  return MPI_SUCCESS;
+}
+
+// Whether CMA reaches every other rank (Win_create / dynamic windows need it;
+// the active-message path that would replace it is not implemented yet).
+int32_t probe_cma(const std::vector<PeerInfo>& info, int me) {
+  for (size_t r = 0; r < info.size(); ++r) {
+    if (static_cast<int>(r) == me) continue;
+    uint64_t value = 0;
+    iovec local{&value, sizeof value}, remote{reinterpret_cast<void*>(info[r].probe), sizeof value};
+    ssize_t n = process_vm_readv(static_cast<pid_t>(info[r].pid), &local, 1, &remote, 1, 0);
+    if (n != static_cast<ssize_t>(sizeof value) || value != cma_probe) {
+      log::error("osc: cannot read rank %zu's memory with process_vm_readv (%s): windows on user memory "
+                 "(MPI_Win_create, MPI_Win_create_dynamic) need cross-memory attach, which the ptrace policy "
+                 "forbids here; use MPI_Win_allocate",
+                 r, n < 0 ? strerror(errno) : "wrong data");
+      return MPI_ERR_UNSUPPORTED_OPERATION;
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+Window* new_window(pml::Context* ctx, Flavor flavor) {
+  auto* w = new Window;
+  w->flavor = flavor;
+  w->ctx = ctx;
+  w->rank = ctx->rank;
+  w->size = ctx->size();
+  w->peers.resize(w->size);
+  w->ep.locked.assign(w->size, kNotLocked);
+  w->ep.posts_seen.assign(w->size, 0);
+  return w;
+}
+
+void drop(Window* w) {
+  if (w->map) munmap(w->map, w->map_len);
+  delete w;
+}
+
+// Private memory: our own is read directly, the others' through CMA.
+void set_private_peers(Window* w, const std::vector<PeerInfo>& info) {
+  for (int r = 0; r < w->size; ++r) {
+    Peer& p = w->peers[r];
+    p.path = r == w->rank ? Path::Self : Path::Cma;
+    p.pid = static_cast<int>(info[r].pid);
+    p.base = info[r].base;
+    p.size = info[r].bytes;
+    p.disp_unit = static_cast<int>(info[r].disp_unit);
+  }
+}
+
+// ---- data movement -------------------------------------------------------------
+
+// Calls fn(offset, length) for every contiguous run of `count` items of `t`,
+// in type-map order (the order of the packed stream), merging adjacent runs.
+template <class Fn> void for_each_run(const Datatype& t, size_t count, Fn fn) {
+  if (count == 0 || t.size == 0) return;
+  if (t.contiguous) {
+    fn(0, t.size * count);
+    return;
+  }
+  std::ptrdiff_t run_at = 0;
+  size_t run_len = 0;
+  auto emit = [&](std::ptrdiff_t at, size_t len) {
+    if (run_len && run_at + static_cast<std::ptrdiff_t>(run_len) == at) {
+      run_len += len;
+      return;
+    }
+    if (run_len) fn(run_at, run_len);
+    run_at = at;
+    run_len = len;
+  };
+  for (size_t i = 0; i < count * t.reps; ++i) {
+    const std::ptrdiff_t unit = static_cast<std::ptrdiff_t>(i / t.reps) * t.extent +
+                                static_cast<std::ptrdiff_t>(i % t.reps) * t.rep_stride;
+    for (size_t b = 0; b < t.block_count; ++b) {
+      const TypeBlock& block = t.blocks[b];
+      for (size_t r = 0; r < block.count; ++r)
+        emit(unit + block.offset + static_cast<std::ptrdiff_t>(r) * block.stride, block.length);
+    }
+  }
+  if (run_len) fn(run_at, run_len);
+}
+
+// Where `count` items of `t` at displacement `disp` of `target` are: checks
+// the range and returns the address (local for Mapped / Self, the target's
+// for Cma).
+int locate(const Window* w, int target, MPI_Aint disp, size_t count, const Datatype& t, uint64_t* at) {
+  const Peer& p = w->peers[target];
+  std::ptrdiff_t lo = t.true_lb, hi = t.true_lb + t.true_extent;
+  if (count > 1) {
+    std::ptrdiff_t span = static_cast<std::ptrdiff_t>(count - 1) * t.extent;
+    (span < 0 ? lo : hi) += span;
+  }
+  if (count == 0 || t.size == 0) lo = hi = 0;
+  if (w->flavor == Flavor::Dynamic) {
+    // Absolute addresses: the whole access must lie in one attached region.
+    uint64_t first = static_cast<uint64_t>(disp + lo), last = static_cast<uint64_t>(disp + hi);
+    if (lo == hi) {
+      *at = static_cast<uint64_t>(disp);
+      return MPI_SUCCESS;
+    }
+    PeerCtl& c = peer_ctl(w, target);
+    for (int i = 0; i < kMaxRegions; ++i) {
+      uint64_t size = c.region_size[i].load(std::memory_order_acquire);
+      if (!size) continue;
+      uint64_t base = c.region_base[i].load(std::memory_order_relaxed);
+      if (first >= base && last <= base + size) {
+        *at = static_cast<uint64_t>(disp);
+        return MPI_SUCCESS;
+      }
+    }
+    return MPI_ERR_RMA_RANGE;
+  }
+  if (disp < 0) return MPI_ERR_RMA_RANGE;
+  __int128 off = static_cast<__int128>(disp) * p.disp_unit;
+  if (lo != hi && (off + lo < 0 || off + hi > static_cast<__int128>(p.size))) return MPI_ERR_RMA_RANGE;
+  uint64_t start = p.path == Path::Mapped ? reinterpret_cast<uint64_t>(p.mapped) : p.base;
+  *at = start + static_cast<uint64_t>(off);
+  return MPI_SUCCESS;
+}
+
+// Moves the packed stream `dense` to (write) or from target memory holding
+// `count` items of `t` at `at`.
+int transfer(const Window* w, int target, uint64_t at, size_t count, const Datatype& t, unsigned char* dense,
+             bool write) {
+  const Peer& p = w->peers[target];
+  if (p.path != Path::Cma) {
+    size_t done = 0;
+    for_each_run(t, count, [&](std::ptrdiff_t off, size_t len) {
+      auto* mem = reinterpret_cast<unsigned char*>(at + off);
+      if (write) memcpy(mem, dense + done, len);
+      else memcpy(dense + done, mem, len);
+      done += len;
+    });
+    return MPI_SUCCESS;
+  }
+  std::vector<iovec> remote;
+  size_t done = 0, batch = 0;
+  int rc = MPI_SUCCESS;
+  auto flush_batch = [&] {
+    if (remote.empty() || rc != MPI_SUCCESS) return;
+    iovec local{dense + done, batch};
+    ssize_t n = write ? process_vm_writev(p.pid, &local, 1, remote.data(), remote.size(), 0)
+                      : process_vm_readv(p.pid, &local, 1, remote.data(), remote.size(), 0);
+    if (n != static_cast<ssize_t>(batch)) {
+      // EPERM: the ptrace policy forbids CMA; the active-message path that
+      // would replace it is not implemented yet (docs/rma.md).
+      log::error("osc: %s of %zu bytes at rank %d failed: %s", write ? "process_vm_writev" : "process_vm_readv",
+                 batch, target, n < 0 ? strerror(errno) : "short transfer");
+      rc = n < 0 && errno == EFAULT ? MPI_ERR_RMA_RANGE : MPI_ERR_OTHER;
+    }
+    done += batch;
+    batch = 0;
+    remote.clear();
+  };
+  for_each_run(t, count, [&](std::ptrdiff_t off, size_t len) {
+    remote.push_back(iovec{reinterpret_cast<void*>(at + off), len});
+    batch += len;
+    if (remote.size() == 1024) flush_batch();
+  });
+  flush_batch();
+  return rc;
+}
+
+// The basic type every element of `t` has, or nullptr (mixed / empty).
+const Datatype* basic_of(const Datatype& t) {
+  if (t.predefined) return &t;
+  if (t.signature_count == 0) return nullptr;
+  const Datatype* b = t.signature[0].basic;
+  for (size_t i = 1; i < t.signature_count; ++i)
+    if (t.signature[i].basic != b) return nullptr;
+  return b;
+}
+
+// The accumulate lock of a target (held only for the read-modify-write).
+class AccLock {
+ public:
+  AccLock(const Window* w, int target) : word_(peer_ctl(w, target).acc) {
+    Backoff backoff(pml::spin_rounds());
+    for (;;) {
+      uint32_t expected = 0;
+      if (word_.compare_exchange_weak(expected, 1, std::memory_order_acquire)) return;
+      backoff.idle();
+    }
+  }
+  ~AccLock() { word_.store(0, std::memory_order_release); }
+  AccLock(const AccLock&) = delete;
+  AccLock& operator=(const AccLock&) = delete;
+
+ private:
+  std::atomic<uint32_t>& word_;
+};
+
+// One element updated atomically: *addr = in op *addr; the old value to `old`.
+template <class U> void atomic_element(U* addr, const void* in, void* old_out, const Op& op, const Datatype& basic) {
+  U old;
+  if (op.kind == OpKind::no_op) {
+    old = __atomic_load_n(addr, __ATOMIC_ACQUIRE);
+  } else if (op.kind == OpKind::replace) {
+    U v;
+    memcpy(&v, in, sizeof v);
+    old = __atomic_exchange_n(addr, v, __ATOMIC_ACQ_REL);
+  } else {
+    old = __atomic_load_n(addr, __ATOMIC_ACQUIRE);
+    for (;;) {
+      U v = old;
+      op_apply(op, in, &v, 1, basic);
+      if (__atomic_compare_exchange_n(addr, &old, v, true, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) break;
+    }
+  }
+  if (old_out) memcpy(old_out, &old, sizeof old);
+}
+
+// Whether accesses of `basic` elements at these runs use hardware atomics:
+// mapped memory, 4- or 8-byte elements, every element aligned. The choice
+// depends only on the window flavor, the type and the address, so concurrent
+// accumulates on the same location with the same basic type always take the
+// same path (their atomicity is what MPI requires).
+bool use_atomics(const Peer& p, const Datatype& basic, uint64_t at, const Datatype& t, size_t count) {
+  if (p.path != Path::Mapped || (basic.size != 4 && basic.size != 8) || !basic.contiguous) return false;
+  bool aligned = true;
+  for_each_run(t, count, [&](std::ptrdiff_t off, size_t len) {
+    if ((at + off) % basic.size || len % basic.size) aligned = false;
+  });
+  return aligned;
+}
+
+bool holds_passive(const Window* w, int target) {
+  return w->ep.lock_all || w->ep.locked[target] != kNotLocked;
+}
+
+bool any_locked(const Window* w) {
+  for (int8_t l : w->ep.locked)
+    if (l != kNotLocked) return true;
+  return false;
+}
+
+}  // namespace
+
+// ---- creation ----------------------------------------------------------------------
+
+int create(pml::Context* ctx, void* base, uint64_t bytes, int disp_unit, Window** out) {
+  Window* w = new_window(ctx, Flavor::Create);
+  w->base = base;
+  w->bytes = bytes;
+  w->disp_unit = disp_unit;
+  std::vector<PeerInfo> info;
+  int rc = exchange_info(ctx, base, bytes, disp_unit, &info);
+  if (rc == MPI_SUCCESS) rc = map_segment(w, control_bytes(w->size), probe_cma(info, w->rank));
+  if (rc != MPI_SUCCESS) {
+    drop(w);
+    return rc;
+  }
+  set_private_peers(w, info);
+  *out = w;
+  return MPI_SUCCESS;
+}
+
+int create_dynamic(pml::Context* ctx, Window** out) {
+  Window* w = new_window(ctx, Flavor::Dynamic);
+  std::vector<PeerInfo> info;
+  int rc = exchange_info(ctx, nullptr, 0, 1, &info);
+  if (rc == MPI_SUCCESS) rc = map_segment(w, control_bytes(w->size), probe_cma(info, w->rank));
+  if (rc != MPI_SUCCESS) {
+    drop(w);
+    return rc;
+  }
+  set_private_peers(w, info);
+  // Displacements are absolute addresses: no window base, no size limit.
+  for (Peer& p : w->peers) p.base = 0, p.size = 0, p.disp_unit = 1;
+  *out = w;
+  return MPI_SUCCESS;
+}
+
+int allocate(pml::Context* ctx, uint64_t bytes, int disp_unit, bool shared, bool noncontig, Window** out) {
+  Window* w = new_window(ctx, shared ? Flavor::Shared : Flavor::Allocate);
+  std::vector<PeerInfo> info;
+  int rc = exchange_info(ctx, nullptr, bytes, disp_unit, &info);
+  if (rc == MPI_ERR_UNSUPPORTED_OPERATION && shared) rc = MPI_ERR_RMA_SHARED;
+  if (rc != MPI_SUCCESS) {
+    drop(w);
+    return rc;
+  }
+  // allocate_shared: the parts follow each other with no gap (MPI's default,
+  // so that rank r+1's memory continues rank r's) unless the user allows
+  // non-contiguous parts; Win_allocate: each part on its own cache line.
+  const size_t align = shared ? (noncontig ? 4096 : 1) : 64;
+  std::vector<size_t> offset(w->size);
+  size_t data = control_bytes(w->size);
+  for (int r = 0; r < w->size; ++r) {
+    offset[r] = data;
+    data = round_up(data + info[r].bytes, align);
+  }
+  rc = map_segment(w, round_up(data, 64) + 64);
+  if (rc != MPI_SUCCESS) {
+    drop(w);
+    return rc;
+  }
+  auto* map = static_cast<unsigned char*>(w->map);
+  for (int r = 0; r < w->size; ++r) {
+    Peer& p = w->peers[r];
+    p.path = Path::Mapped;
+    p.pid = static_cast<int>(info[r].pid);
+    p.mapped = map + offset[r];
+    p.base = reinterpret_cast<uint64_t>(p.mapped);
+    p.size = info[r].bytes;
+    p.disp_unit = static_cast<int>(info[r].disp_unit);
+  }
+  w->base = w->peers[w->rank].mapped;
+  w->bytes = bytes;
+  w->disp_unit = disp_unit;
+  *out = w;
+  return MPI_SUCCESS;
+}
+
+int free_check(const Window* w) {
+  if (w->ep.started || w->ep.posted || w->ep.lock_all || any_locked(w)) return MPI_ERR_RMA_SYNC;
+  return MPI_SUCCESS;
+}
+
+void destroy(Window* w) {
+  // No rank unmaps (or frees its Win_create memory) while another may still
+  // access it in an epoch that ended with this collective call.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  coll::barrier(w->ctx);
+  drop(w);
+}
+
+int attach(Window* w, void* base, uint64_t bytes) {
+  if (bytes == 0) return MPI_SUCCESS;
+  PeerCtl& c = peer_ctl(w, w->rank);
+  for (int i = 0; i < kMaxRegions; ++i) {
+    if (c.region_size[i].load(std::memory_order_relaxed)) continue;
+    c.region_base[i].store(reinterpret_cast<uint64_t>(base), std::memory_order_relaxed);
+    c.region_size[i].store(bytes, std::memory_order_release);
+    return MPI_SUCCESS;
+  }
+  return MPI_ERR_RMA_ATTACH;
+}
+
+int detach(Window* w, const void* base) {
+  PeerCtl& c = peer_ctl(w, w->rank);
+  for (int i = 0; i < kMaxRegions; ++i) {
+    if (!c.region_size[i].load(std::memory_order_relaxed)) continue;
+    if (c.region_base[i].load(std::memory_order_relaxed) != reinterpret_cast<uint64_t>(base)) continue;
+    c.region_size[i].store(0, std::memory_order_release);
+    return MPI_SUCCESS;
+  }
+  return MPI_ERR_RMA_RANGE;
+}
+
+int shared_query(const Window* w, int rank, uint64_t* bytes, int* disp_unit, void** base) {
+  if (w->flavor != Flavor::Shared && w->flavor != Flavor::Allocate) return MPI_ERR_RMA_FLAVOR;
+  if (rank == MPI_PROC_NULL) {
+    // The first rank that has memory (MPI-4.1 12.2.3).
+    rank = -1;
+    for (int r = 0; r < w->size && rank < 0; ++r)
+      if (w->peers[r].size) rank = r;
+    if (rank < 0) {
+      *bytes = 0;
+      *disp_unit = 1;
+      *base = nullptr;
+      return MPI_SUCCESS;
+    }
+  }
+  const Peer& p = w->peers[rank];
+  *bytes = p.size;
+  *disp_unit = p.disp_unit;
+  *base = p.mapped;
+  return MPI_SUCCESS;
+}
+
+// ---- operations -------------------------------------------------------------------
+
+int check_access(const Window* w, int target) {
+  if (w->ep.fence || holds_passive(w, target)) return MPI_SUCCESS;
+  if (w->ep.started)
+    for (int t : w->ep.start_group)
+      if (t == target) return MPI_SUCCESS;
+  return MPI_ERR_RMA_SYNC;
+}
+
+int check_passive(const Window* w, int target) {
+  return holds_passive(w, target) ? MPI_SUCCESS : MPI_ERR_RMA_SYNC;
+}
+
+int put(Window* w, const void* origin, size_t ocount, const Datatype& otype, int target, MPI_Aint disp,
+        size_t tcount, const Datatype& ttype) {
+  if (otype.size * ocount != ttype.size * tcount) return MPI_ERR_TYPE;
+  uint64_t at;
+  int rc = locate(w, target, disp, tcount, ttype, &at);
+  if (rc != MPI_SUCCESS || ttype.size * tcount == 0) return rc;
+  const Peer& p = w->peers[target];
+  if (otype.contiguous && ttype.contiguous && p.path != Path::Cma) {
+    memcpy(reinterpret_cast<void*>(at), origin, otype.size * ocount);  // the common case
+    return MPI_SUCCESS;
+  }
+  std::vector<unsigned char> packed;
+  const unsigned char* dense = static_cast<const unsigned char*>(origin);
+  if (!otype.contiguous) {
+    packed.resize(otype.size * ocount);
+    pack_items(otype, origin, ocount, packed.data());
+    dense = packed.data();
+  }
+  return transfer(w, target, at, tcount, ttype, const_cast<unsigned char*>(dense), true);
+}
+
+int get(Window* w, void* origin, size_t ocount, const Datatype& otype, int target, MPI_Aint disp,
+        size_t tcount, const Datatype& ttype) {
+  if (otype.size * ocount != ttype.size * tcount) return MPI_ERR_TYPE;
+  uint64_t at;
+  int rc = locate(w, target, disp, tcount, ttype, &at);
+  if (rc != MPI_SUCCESS || ttype.size * tcount == 0) return rc;
+  if (otype.contiguous) return transfer(w, target, at, tcount, ttype, static_cast<unsigned char*>(origin), false);
+  std::vector<unsigned char> packed(otype.size * ocount);
+  rc = transfer(w, target, at, tcount, ttype, packed.data(), false);
+  if (rc == MPI_SUCCESS) unpack_items(otype, packed.data(), ocount, origin);
+  return rc;
+}
+
+int accumulate(Window* w, const void* origin, size_t ocount, const Datatype* otype, void* result,
+               size_t rcount, const Datatype* rtype, int target, MPI_Aint disp, size_t tcount,
+               const Datatype& ttype, const Op& op) {
+  const Datatype* basic = basic_of(ttype);
+  const size_t bytes = ttype.size * tcount;
+  if (bytes == 0) return MPI_SUCCESS;
+  if (!basic || basic->size == 0) return MPI_ERR_TYPE;
+  if (!op_defined_for(op, *basic)) return MPI_ERR_OP;
+  const bool no_op = op.kind == OpKind::no_op;
+  if (!no_op) {
+    const Datatype* obasic = otype ? basic_of(*otype) : nullptr;
+    if (!obasic || obasic->element != basic->element || otype->size * ocount != bytes) return MPI_ERR_TYPE;
+  }
+  if (result && rtype->size * rcount != bytes) return MPI_ERR_TYPE;
+  uint64_t at;
+  int rc = locate(w, target, disp, tcount, ttype, &at);
+  if (rc != MPI_SUCCESS) return rc;
+
+  // Origin data and fetched data as packed streams of basic elements.
+  std::vector<unsigned char> in_buf, old_buf;
+  const unsigned char* in = nullptr;
+  if (!no_op) {
+    in = static_cast<const unsigned char*>(origin);
+    if (!otype->contiguous) {
+      in_buf.resize(bytes);
+      pack_items(*otype, origin, ocount, in_buf.data());
+      in = in_buf.data();
+    }
+  }
+  unsigned char* old = nullptr;
+  if (result) {
+    if (rtype->contiguous) old = static_cast<unsigned char*>(result);
+    else old_buf.resize(bytes), old = old_buf.data();
+  }
+
+  const Peer& p = w->peers[target];
+  if (use_atomics(p, *basic, at, ttype, tcount)) {
+    size_t done = 0;
+    const size_t es = basic->size;
+    for_each_run(ttype, tcount, [&](std::ptrdiff_t off, size_t len) {
+      auto* mem = reinterpret_cast<unsigned char*>(at + off);
+      for (size_t i = 0; i < len; i += es, done += es) {
+        const void* src = in ? in + done : nullptr;
+        void* dst = old ? old + done : nullptr;
+        if (es == 4) atomic_element(reinterpret_cast<uint32_t*>(mem + i), src, dst, op, *basic);
+        else atomic_element(reinterpret_cast<uint64_t*>(mem + i), src, dst, op, *basic);
+      }
+    });
+  } else {
+    std::vector<unsigned char> cur(bytes);
+    AccLock lock(w, target);
+    rc = transfer(w, target, at, tcount, ttype, cur.data(), false);
+    if (rc == MPI_SUCCESS && old) memcpy(old, cur.data(), bytes);
+    if (rc == MPI_SUCCESS && !no_op) {
+      rc = op_apply(op, in, cur.data(), bytes / basic->size, *basic);
+      if (rc == MPI_SUCCESS) rc = transfer(w, target, at, tcount, ttype, cur.data(), true);
+    }
+  }
+  if (rc == MPI_SUCCESS && result && !rtype->contiguous) unpack_items(*rtype, old, rcount, result);
+  return rc;
+}
+
+int compare_and_swap(Window* w, const void* origin, const void* compare, void* result, const Datatype& type,
+                     int target, MPI_Aint disp) {
+  uint64_t at;
+  int rc = locate(w, target, disp, 1, type, &at);
+  if (rc != MPI_SUCCESS) return rc;
+  const Peer& p = w->peers[target];
+  if (use_atomics(p, type, at, type, 1)) {
+    if (type.size == 4) {
+      uint32_t expected, desired;
+      memcpy(&expected, compare, 4);
+      memcpy(&desired, origin, 4);
+      __atomic_compare_exchange_n(reinterpret_cast<uint32_t*>(at), &expected, desired, false, __ATOMIC_ACQ_REL,
+                                  __ATOMIC_ACQUIRE);
+      memcpy(result, &expected, 4);
+    } else {
+      uint64_t expected, desired;
+      memcpy(&expected, compare, 8);
+      memcpy(&desired, origin, 8);
+      __atomic_compare_exchange_n(reinterpret_cast<uint64_t*>(at), &expected, desired, false, __ATOMIC_ACQ_REL,
+                                  __ATOMIC_ACQUIRE);
+      memcpy(result, &expected, 8);
+    }
+    return MPI_SUCCESS;
+  }
+  std::vector<unsigned char> cur(type.size);
+  AccLock lock(w, target);
+  rc = transfer(w, target, at, 1, type, cur.data(), false);
+  if (rc != MPI_SUCCESS) return rc;
+  memcpy(result, cur.data(), type.size);
+  if (memcmp(cur.data(), compare, type.size) == 0)
+    rc = transfer(w, target, at, 1, type, const_cast<unsigned char*>(static_cast<const unsigned char*>(origin)),
+                  true);
+  return rc;
+}
+
+// ---- synchronization ----------------------------------------------------------------
+
+int fence(Window* w, int assert_bits) {
+  if (w->ep.started || w->ep.posted || w->ep.lock_all || any_locked(w)) return MPI_ERR_RMA_SYNC;
+  // Every operation already completed at its call: the barrier alone ends
+  // the epoch everywhere.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  int rc = coll::barrier(w->ctx);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  w->ep.fence = !(assert_bits & MPI_MODE_NOSUCCEED);
+  return rc;
+}
+
+int post(Window* w, const std::vector<int>& origins, int assert_bits) {
+  if (w->ep.posted) return MPI_ERR_RMA_SYNC;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!(assert_bits & MPI_MODE_NOCHECK))
+    for (int o : origins) post_counter(w, o, w->rank).fetch_add(1, std::memory_order_release);
+  w->ep.post_group = origins;
+  w->ep.completions_expected += origins.size();
+  w->ep.posted = true;
+  return MPI_SUCCESS;
+}
+
+int start(Window* w, const std::vector<int>& targets, int assert_bits) {
+  if (w->ep.started || w->ep.lock_all || any_locked(w)) return MPI_ERR_RMA_SYNC;
+  if (!(assert_bits & MPI_MODE_NOCHECK)) {
+    for (int t : targets) {
+      std::atomic<uint32_t>& posts = post_counter(w, w->rank, t);
+      uint32_t seen = w->ep.posts_seen[t];
+      pml::wait_until([&] { return posts.load(std::memory_order_acquire) != seen; });
+      w->ep.posts_seen[t] = seen + 1;
+    }
+  }
+  w->ep.start_group = targets;
+  w->ep.started = true;
+  w->ep.fence = false;
+  return MPI_SUCCESS;
+}
+
+int complete(Window* w) {
+  if (!w->ep.started) return MPI_ERR_RMA_SYNC;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  for (int t : w->ep.start_group) peer_ctl(w, t).completions.fetch_add(1, std::memory_order_release);
+  w->ep.started = false;
+  w->ep.start_group.clear();
+  return MPI_SUCCESS;
+}
+
+int test(Window* w, bool* done) {
+  if (!w->ep.posted) return MPI_ERR_RMA_SYNC;
+  *done = peer_ctl(w, w->rank).completions.load(std::memory_order_acquire) >= w->ep.completions_expected;
+  if (*done) {
+    w->ep.posted = false;
+    w->ep.post_group.clear();
+  }
+  return MPI_SUCCESS;
+}
+
+int wait(Window* w) {
+  if (!w->ep.posted) return MPI_ERR_RMA_SYNC;
+  std::atomic<uint64_t>& done = peer_ctl(w, w->rank).completions;
+  const uint64_t expected = w->ep.completions_expected;
+  pml::wait_until([&] { return done.load(std::memory_order_acquire) >= expected; });
+  w->ep.posted = false;
+  w->ep.post_group.clear();
+  return MPI_SUCCESS;
+}
+
+namespace {
+
+void acquire_shared(std::atomic<uint32_t>& word) {
+  pml::wait_until([&] {
+    uint32_t v = word.load(std::memory_order_relaxed);
+    return !(v & kExclusive) && word.compare_exchange_weak(v, v + 1, std::memory_order_acquire);
+  });
+}
+
+void acquire_exclusive(std::atomic<uint32_t>& word) {
+  pml::wait_until([&] {
+    uint32_t v = 0;
+    return word.compare_exchange_weak(v, kExclusive, std::memory_order_acquire);
+  });
+}
+
+void release(std::atomic<uint32_t>& word, int8_t how) {
+  if (how == kLockedExclusive) word.store(0, std::memory_order_release);
+  else if (how == kLockedShared) word.fetch_sub(1, std::memory_order_release);
+}
+
+}  // namespace
+
+int lock(Window* w, int lock_type, int target, int assert_bits) {
+  if (w->ep.lock_all || w->ep.started || w->ep.locked[target] != kNotLocked) return MPI_ERR_RMA_SYNC;
+  std::atomic<uint32_t>& word = peer_ctl(w, target).lock;
+  int8_t how = lock_type == MPI_LOCK_EXCLUSIVE ? kLockedExclusive : kLockedShared;
+  if (assert_bits & MPI_MODE_NOCHECK) how = kLockedNoCheck;
+  else if (how == kLockedExclusive) acquire_exclusive(word);
+  else acquire_shared(word);
+  w->ep.locked[target] = how;
+  w->ep.fence = false;
+  return MPI_SUCCESS;
+}
+
+int unlock(Window* w, int target) {
+  if (w->ep.lock_all || w->ep.locked[target] == kNotLocked) return MPI_ERR_RMA_SYNC;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  release(peer_ctl(w, target).lock, w->ep.locked[target]);
+  w->ep.locked[target] = kNotLocked;
+  return MPI_SUCCESS;
+}
+
+int lock_all(Window* w, int assert_bits) {
+  if (w->ep.lock_all || w->ep.started || any_locked(w)) return MPI_ERR_RMA_SYNC;
+  w->ep.lock_all_nocheck = assert_bits & MPI_MODE_NOCHECK;
+  if (!w->ep.lock_all_nocheck)
+    for (int t = 0; t < w->size; ++t) acquire_shared(peer_ctl(w, t).lock);
+  w->ep.lock_all = true;
+  w->ep.fence = false;
+  return MPI_SUCCESS;
+}
+
+int unlock_all(Window* w) {
+  if (!w->ep.lock_all) return MPI_ERR_RMA_SYNC;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!w->ep.lock_all_nocheck)
+    for (int t = w->size - 1; t >= 0; --t) release(peer_ctl(w, t).lock, kLockedShared);
+  w->ep.lock_all = false;
+  return MPI_SUCCESS;
+}
+
+int flush(Window* w, int target) {
+  if (target >= 0 ? !holds_passive(w, target) : !(w->ep.lock_all || any_locked(w))) return MPI_ERR_RMA_SYNC;
+  // Operations completed when they were called; make their stores visible
+  // in order before anything this rank does next.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  return MPI_SUCCESS;
+}
+
+void sync(Window*) { std::atomic_thread_fence(std::memory_order_seq_cst); }
+
+}  // namespace axon::osc

@@ -1,0 +1,140 @@
+// One-sided communication (RMA windows), below the MPI layer.
+//
+// A Window is the memory a group of ranks exposes to each other plus the
+// synchronization state of this rank in it. This session covers ranks on one
+// node (docs/rma.md):
+// - every window has a control segment in POSIX shared memory
+//   (/dev/shm/axon.<nspace>.osc.*, mode 0600, unlinked as soon as every rank
+//   mapped it) with one passive-target lock word, one accumulate lock word,
+//   PSCW counters and the attached regions of each rank;
+// - Win_allocate / Win_allocate_shared put the ranks' memory in the same
+//   segment: operations are plain loads, stores and atomics;
+// - Win_create / Win_create_dynamic memory is private to its owner and is
+//   read and written with process_vm_readv / writev (CMA), with no target
+//   participation.
+// Every operation is complete when the call returns (synchronous loads and
+// stores), so flush / flush_local only order memory. A transport path (btl
+// put/get/atomics, active messages for other nodes) plugs in behind the
+// same functions: `Peer::path` says how a target is reached.
+//
+// The functions return MPI error classes (MPI_SUCCESS, MPI_ERR_RMA_SYNC, ...);
+// the MPI layer (src/mpi/win.cpp) checks handles and arguments and raises
+// through the window's error handler.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "datatype/datatype.h"
+#include "op/op.h"
+#include "pml/pml.h"
+
+namespace axon::osc {
+
+enum class Flavor : uint8_t { Create, Allocate, Shared, Dynamic };
+
+struct Control;  // the shared control segment's layout (osc.cpp)
+
+// How this rank reaches one target's memory.
+enum class Path : uint8_t {
+  Mapped,  // the memory is mapped here (allocate / allocate_shared)
+  Self,    // our own private memory (create / dynamic, target == self)
+  Cma,     // another process's private memory: process_vm_readv / writev
+};
+
+struct Peer {
+  Path path = Path::Mapped;
+  int pid = 0;
+  unsigned char* mapped = nullptr;  // Path::Mapped: the target's memory in our mapping
+  uint64_t base = 0;                // its address in the target process
+  uint64_t size = 0;
+  int disp_unit = 1;
+};
+
+// Synchronization state of this rank (access and exposure epochs).
+struct Epochs {
+  bool fence = false;                 // between two fences (no NOSUCCEED)
+  std::vector<int> start_group;       // PSCW access epoch targets (window ranks)
+  bool started = false;
+  std::vector<int> post_group;        // PSCW exposure epoch origins
+  bool posted = false;
+  uint64_t completions_expected = 0;  // cumulative, compared with the control counter
+  std::vector<uint32_t> posts_seen;   // per target: posts consumed by start
+  std::vector<int8_t> locked;         // per target: how we hold its lock (not / shared / exclusive / NOCHECK)
+  bool lock_all = false;
+  bool lock_all_nocheck = false;
+};
+
+struct Window {
+  Flavor flavor = Flavor::Create;
+  pml::Context* ctx = nullptr;  // collective context of the window's private communicator
+  int rank = 0;
+  int size = 1;
+  void* base = nullptr;         // this rank's memory (MPI_BOTTOM for dynamic)
+  uint64_t bytes = 0;
+  int disp_unit = 1;
+  std::vector<Peer> peers;      // by window rank
+  // The shared segment: control area, then (allocate flavors) the data.
+  void* map = nullptr;
+  size_t map_len = 0;
+  Control* ctl = nullptr;
+  Epochs ep;
+};
+
+// ---- creation and destruction (collective over ctx) ------------------------
+// Each returns MPI_SUCCESS and a new window in *out, or an error class
+// (MPI_ERR_RMA_SHARED: ranks not on one node for allocate_shared;
+// MPI_ERR_UNSUPPORTED_OPERATION: ranks on several nodes, not done yet;
+// MPI_ERR_NO_MEM). On error every rank returns the same class when the cause
+// is collective. `noncontig`: info alloc_shared_noncontig.
+int create(pml::Context* ctx, void* base, uint64_t bytes, int disp_unit, Window** out);
+int allocate(pml::Context* ctx, uint64_t bytes, int disp_unit, bool shared, bool noncontig, Window** out);
+int create_dynamic(pml::Context* ctx, Window** out);
+// MPI_ERR_RMA_SYNC (and nothing freed) when this rank still holds an epoch.
+int free_check(const Window* w);
+void destroy(Window* w);  // collective: barrier, then unmaps
+
+// Dynamic windows: expose / withdraw [base, base+bytes) of this rank.
+int attach(Window* w, void* base, uint64_t bytes);  // MPI_ERR_RMA_ATTACH when full or overlapping
+int detach(Window* w, const void* base);            // MPI_ERR_RMA_RANGE when not attached
+
+// Win_shared_query: the target's memory in this process.
+int shared_query(const Window* w, int rank, uint64_t* bytes, int* disp_unit, void** base);
+
+// ---- operations ------------------------------------------------------------
+// `target` is a window rank (MPI_PROC_NULL is handled by the caller). Types
+// are committed; counts are non-negative. `op` for accumulates is predefined.
+int put(Window* w, const void* origin, size_t ocount, const Datatype& otype, int target, MPI_Aint disp,
+        size_t tcount, const Datatype& ttype);
+int get(Window* w, void* origin, size_t ocount, const Datatype& otype, int target, MPI_Aint disp,
+        size_t tcount, const Datatype& ttype);
+// result may be null (Accumulate); origin may be null for MPI_NO_OP.
+int accumulate(Window* w, const void* origin, size_t ocount, const Datatype* otype, void* result,
+               size_t rcount, const Datatype* rtype, int target, MPI_Aint disp, size_t tcount,
+               const Datatype& ttype, const Op& op);
+int compare_and_swap(Window* w, const void* origin, const void* compare, void* result, const Datatype& type,
+                     int target, MPI_Aint disp);
+
+// ---- synchronization ---------------------------------------------------------
+int fence(Window* w, int assert_bits);
+int post(Window* w, const std::vector<int>& origins, int assert_bits);
+int start(Window* w, const std::vector<int>& targets, int assert_bits);
+int complete(Window* w);
+int wait(Window* w);
+int test(Window* w, bool* done);
+int lock(Window* w, int lock_type, int target, int assert_bits);
+int unlock(Window* w, int target);
+int lock_all(Window* w, int assert_bits);
+int unlock_all(Window* w);
+int flush(Window* w, int target);  // target -1: all
+void sync(Window* w);              // Win_sync: a full memory barrier
+
+// Whether an operation to `target` is inside an access epoch (MPI_ERR_RMA_SYNC if not).
+int check_access(const Window* w, int target);
+// Whether a passive target epoch covers `target` (request-based operations).
+int check_passive(const Window* w, int target);
+
+}  // namespace axon::osc
