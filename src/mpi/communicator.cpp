@@ -261,6 +261,8 @@ int idup_common(const char* fn, MPI_Comm comm, MPI_Info info, bool with_info, MP
   if (rc != MPI_SUCCESS) {
     comm_destroy(child);
     pml::request_release(r);
+    *newcomm = MPI_COMM_NULL;  // as MPI_Comm_dup leaves it on failure
+    *request = MPI_REQUEST_NULL;
     return raise(c, rc, fn, "an attribute copy callback failed");
   }
   auto op = std::make_unique<PendingIdup>();
