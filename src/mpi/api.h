@@ -43,6 +43,12 @@ void status_from_request(MPI_Status* status, const pml::Request* r);
 inline pml::Request* request_of(MPI_Request h) { return reinterpret_cast<pml::Request*>(h); }
 inline MPI_Request handle_of(pml::Request* r) { return reinterpret_cast<MPI_Request>(r); }
 
+// Largest user tag (the MPI_TAG_UB attribute). 2^30-1 rather than INT_MAX:
+// partitioned communication carries its tags in the negative range below
+// -2^30 on the point-to-point context (src/mpi/partitioned.cpp), disjoint
+// from every user tag and every internal one.
+constexpr int kTagUpperBound = 0x3fffffff;
+
 // Common argument checks; each returns MPI_SUCCESS or the error class.
 int check_buffer(const void* buf, MPI_Count count, const Datatype* type);
 int check_datatype(MPI_Datatype handle, Datatype** out);

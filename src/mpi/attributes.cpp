@@ -78,7 +78,7 @@ Registry& registry() {
 // Values of the communicator attributes MPI predefines. get_attr hands out
 // pointers to these ints (C semantics: the attribute value is an int*).
 struct PredefinedValues {
-  int tag_ub = 0x7fffffff;  // kTagUpperBound in src/mpi/checks.cpp
+  int tag_ub = kTagUpperBound;
   int host = MPI_PROC_NULL;  // no distinguished host process
   int io = MPI_ANY_SOURCE;   // every process can do I/O
   // Ranks of one job share a node and CLOCK_MONOTONIC, but MPI_Wtime is not

@@ -3,9 +3,6 @@
 
 namespace axon::mpi {
 
-// Largest tag value (the MPI_TAG_UB attribute of MPI_COMM_WORLD).
-constexpr int kTagUpperBound = 0x7fffffff;
-
 int check_count(MPI_Count count) { return count < 0 ? MPI_ERR_COUNT : MPI_SUCCESS; }
 
 int check_datatype(MPI_Datatype handle, Datatype** out) {

@@ -6,6 +6,7 @@
 #include "mpi/api.h"
 #include "mpi/bsend.h"
 #include "mpi/grequest.h"
+#include "mpi/partitioned.h"
 
 namespace axon::mpi {
 namespace {
@@ -276,6 +277,12 @@ AXON_API(int, MPI_Request_free, (MPI_Request * request)) {
     return grequest_free(r);
   }
   pml::Guard guard;
+  if (r->partitioned && !r->active) {
+    partitioned_free(r);
+    pml::request_release(r);
+    *request = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+  }
   if (r->complete.load(std::memory_order_acquire) && !(r->persistent && r->active))
     pml::request_release(r);
   else if (r->persistent && !r->active)
@@ -398,7 +405,9 @@ int start_one(MPI_Request* request, const char* fn) {
     r->complete.store(true, std::memory_order_release);
     return MPI_SUCCESS;
   }
-  int rc = r->kind == pml::Request::Kind::Collective ? coll::start(r) : pml::start(r);
+  int rc = r->partitioned                              ? partitioned_start(r)
+           : r->kind == pml::Request::Kind::Collective ? coll::start(r)
+                                                       : pml::start(r);
   return rc == MPI_SUCCESS ? rc : raise(comm_of(r), rc, fn);
 }
 }  // namespace

@@ -53,6 +53,7 @@ struct Request {
   bool free_when_complete = false;
   bool cancelled = false;
   bool truncated = false;
+  bool partitioned = false;     // MPI_Psend_init / MPI_Precv_init (src/mpi/partitioned.cpp)
   bool cancel_pending = false;  // send: a cancel request is out, its reply not yet in
   bool done_while_cancelling = false;  // send: the protocol finished before the reply
   // Result, valid once complete.
