@@ -33,9 +33,14 @@ void* Schedule::temp(size_t bytes) {
 }
 
 void* Schedule::temp_items(MPI_Count count, const Datatype* type) {
-  size_t span = items_span(count, type);
+  // Whole items, lb to ub, not just the bytes the type map covers: user
+  // reduction functions commonly copy items as C structs, trailing padding
+  // (a hole past true_ub) included.
+  std::ptrdiff_t before = std::max<std::ptrdiff_t>(0, type->true_lb - type->lb);
+  std::ptrdiff_t after = std::max<std::ptrdiff_t>(0, (type->lb + type->extent) - (type->true_lb + type->true_extent));
+  size_t span = items_span(count, type) + static_cast<size_t>(before + after);
   auto* base = static_cast<uint8_t*>(temp(span));
-  return base - type->true_lb;
+  return base + before - type->true_lb;
 }
 
 void Schedule::send(const void* buf, MPI_Count count, const Datatype* type, int peer, pml::Context* on) {

@@ -51,8 +51,12 @@ int reap_zombies() {
 const std::vector<int>& local_world_ranks(const Comm* c) { return c->inter ? c->local.world_of : c->p2p.world_of; }
 int local_size(const Comm* c) { return static_cast<int>(local_world_ranks(c).size()); }
 
+namespace {
+RecycledObjects<Comm> comm_memory;
+}
+
 Comm* comm_alloc(const Comm* parent) {
-  auto* c = new Comm;
+  Comm* c = comm_memory.take();
   c->handle = reinterpret_cast<MPI_Comm>(c);
   c->errhandler = parent->errhandler;
   errhandler_retain(c->errhandler);
@@ -83,8 +87,7 @@ void comm_destroy(Comm* c) {
   if (c->context_pair >= 0) context_release(c->context_pair);
   if (c->local_pair >= 0) context_release(c->local_pair);
   if (c->errhandler) errhandler_release(c->errhandler);
-  c->magic = kCommFreed;
-  delete c;
+  comm_memory.give_back(c, kCommFreed);
 }
 
 int comm_free(Comm* c) {

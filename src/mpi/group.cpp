@@ -45,9 +45,13 @@ Group* group_from_handle(MPI_Group h) {
   return g->magic == kGroupMagic ? g : nullptr;
 }
 
+namespace {
+RecycledObjects<Group> group_memory;
+}
+
 Group* group_new(std::vector<int> world_ranks) {
   if (world_ranks.empty()) return &empty_group;
-  auto* g = new Group;
+  Group* g = group_memory.take();
   g->world = std::move(world_ranks);
   return g;
 }
@@ -59,8 +63,7 @@ MPI_Group group_handle(Group* g) {
 void group_release(Group* g) {
   if (!g || g->predefined) return;
   if (--g->refcount == 0) {
-    g->magic = kGroupFreed;
-    delete g;
+    group_memory.give_back(g, kGroupFreed);
   }
 }
 

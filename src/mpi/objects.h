@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +14,35 @@
 #include "pml/pml.h"
 
 namespace axon::mpi {
+
+// Memory for handle objects (communicators, groups) that is never returned
+// to the heap: a freed object is destroyed, rebuilt empty with its magic set
+// to `dead`, and kept for the next allocation. A freed handle the program
+// still passes then points at an object whose magic says so, so the library
+// can reject it with the right error class instead of reading freed memory.
+template <typename T>
+class RecycledObjects {
+ public:
+  T* take() {
+    std::lock_guard<std::mutex> lock(lock_);
+    if (free_.empty()) return new T;
+    T* obj = free_.back();
+    free_.pop_back();
+    obj->~T();
+    return new (obj) T;
+  }
+  void give_back(T* obj, uint32_t dead) {
+    obj->~T();
+    new (obj) T;
+    obj->magic = dead;
+    std::lock_guard<std::mutex> lock(lock_);
+    free_.push_back(obj);
+  }
+
+ private:
+  std::mutex lock_;
+  std::vector<T*> free_;
+};
 
 constexpr uint32_t kErrhandlerMagic = 0x45525248u;  // "ERRH"
 constexpr uint32_t kCommMagic = 0x434f4d4du;        // "COMM"
