@@ -15,75 +15,66 @@
 
 namespace axon::mpi {
 
-namespace {
-
+// One buffer for buffered sends: the process's (MPI_Buffer_attach) or a
+// communicator's (MPI_Comm_attach_buffer, MPI-4.1).
 struct AttachedBuffer {
   bool automatic = false;  // MPI_BUFFER_AUTOMATIC: each message gets its own heap copy
   uint8_t* base = nullptr;
   size_t size = 0;
   std::map<size_t, size_t> used;  // offset -> length of blocks in use
   int in_flight = 0;
+  std::vector<pml::Request*> flush_waiters;  // MPI_*_iflush requests waiting for in_flight == 0
+  bool attached() const { return base || automatic; }
 };
-AttachedBuffer attached;
+
+namespace {
+
+AttachedBuffer process_buffer;
+int all_in_flight = 0;  // over every buffer, for MPI_Finalize
+
+// What a message in flight holds of its buffer, released when it completes.
+struct Block {
+  AttachedBuffer* owner;
+  size_t offset;     // in owner's buffer, or
+  void* heap_copy;   // automatic mode: its own copy
+};
 
 size_t align_up(size_t v) { return (v + 15) & ~size_t(15); }
 
 // First fit between the blocks in use.
-bool allocate(size_t length, size_t* offset) {
+bool allocate(AttachedBuffer& b, size_t length, size_t* offset) {
   size_t start = 0;
-  for (auto& [off, len] : attached.used) {
+  for (auto& [off, len] : b.used) {
     if (off - start >= length) break;
     start = align_up(off + len);
   }
-  if (start + length > attached.size) return false;
-  attached.used[start] = length;
+  if (start + length > b.size) return false;
+  b.used[start] = length;
   *offset = start;
   return true;
 }
 
-// MPI_Buffer_iflush requests waiting for the buffer to drain.
-std::vector<pml::Request*> flush_waiters;
-
-void one_message_left() {
-  if (--attached.in_flight > 0) return;
+void one_message_left(AttachedBuffer& b) {
+  --all_in_flight;
+  if (--b.in_flight > 0) return;
   std::vector<pml::Request*> done;
-  done.swap(flush_waiters);
+  done.swap(b.flush_waiters);
   for (pml::Request* r : done) pml::request_complete(r);
 }
 
-void release_block(pml::Request* r) {
-  size_t offset = reinterpret_cast<size_t>(r->user_data);
-  attached.used.erase(offset);
-  one_message_left();
+// Completion callback of a buffered message's send (pml lock held).
+void release(pml::Request* r) {
+  auto* block = static_cast<Block*>(r->user_data);
+  if (block->heap_copy) free(block->heap_copy);
+  else block->owner->used.erase(block->offset);
+  one_message_left(*block->owner);
+  delete block;
 }
 
-void release_heap_copy(pml::Request* r) {
-  free(r->user_data);
-  one_message_left();
-}
-
-int automatic_send(const void* buf, MPI_Count count, const Datatype* type, size_t bytes, int dest, int tag,
-                   Comm* comm) {
-  auto* copy = static_cast<uint8_t*>(malloc(bytes ? bytes : 1));
-  if (!copy) return MPI_ERR_NO_MEM;
-  if (bytes) pack_items(*type, buf, static_cast<size_t>(count), copy);
-  pml::Request* r = nullptr;
-  int rc = pml::isend(copy, static_cast<MPI_Count>(bytes), datatype_from_handle(MPI_BYTE), dest, tag, &comm->p2p,
-                      pml::SendMode::Standard, &r);
-  if (rc != MPI_SUCCESS) {
-    free(copy);
-    return rc;
-  }
-  ++attached.in_flight;
-  r->user_data = copy;
-  if (r->complete.load(std::memory_order_acquire)) {
-    release_heap_copy(r);
-    pml::request_release(r);
-  } else {
-    r->on_complete = release_heap_copy;
-    r->free_when_complete = true;
-  }
-  return MPI_SUCCESS;
+// A communicator's own buffer if it has one, else the process's.
+AttachedBuffer& buffer_for(Comm* comm) {
+  auto* own = static_cast<AttachedBuffer*>(comm->bsend_buffer);
+  return own && own->attached() ? *own : process_buffer;
 }
 
 }  // namespace
@@ -93,33 +84,58 @@ int buffered_send(const void* buf, MPI_Count count, const Datatype* type, int de
   size_t bytes = 0;
   if (!bytes_for_count(*type, count, &bytes)) return MPI_ERR_COUNT;
   pml::Guard guard;
-  if (attached.automatic) return automatic_send(buf, count, type, bytes, dest, tag, comm);
-  size_t offset = 0;
-  if (!attached.base || !allocate(bytes + MPI_BSEND_OVERHEAD, &offset)) return MPI_ERR_BUFFER;
-  uint8_t* copy = attached.base + offset;
+  AttachedBuffer& b = buffer_for(comm);
+  auto* block = new Block{&b, 0, nullptr};
+  uint8_t* copy = nullptr;
+  if (b.automatic) {
+    block->heap_copy = malloc(bytes ? bytes : 1);
+    if (!block->heap_copy) {
+      delete block;
+      return MPI_ERR_NO_MEM;
+    }
+    copy = static_cast<uint8_t*>(block->heap_copy);
+  } else {
+    if (!b.base || !allocate(b, bytes + MPI_BSEND_OVERHEAD, &block->offset)) {
+      delete block;
+      return MPI_ERR_BUFFER;
+    }
+    copy = b.base + block->offset;
+  }
   if (bytes) pack_items(*type, buf, static_cast<size_t>(count), copy);
   pml::Request* r = nullptr;
   int rc = pml::isend(copy, static_cast<MPI_Count>(bytes), datatype_from_handle(MPI_BYTE), dest, tag, &comm->p2p,
                       pml::SendMode::Standard, &r);
   if (rc != MPI_SUCCESS) {
-    attached.used.erase(offset);
+    if (block->heap_copy) free(block->heap_copy);
+    else b.used.erase(block->offset);
+    delete block;
     return rc;
   }
-  ++attached.in_flight;
-  r->user_data = reinterpret_cast<void*>(offset);
+  ++b.in_flight;
+  ++all_in_flight;
+  r->user_data = block;
   // Nobody waits for this request: it frees itself and its space when done.
   if (r->complete.load(std::memory_order_acquire)) {
-    release_block(r);
+    release(r);
     pml::request_release(r);
   } else {
-    r->on_complete = release_block;
+    r->on_complete = release;
     r->free_when_complete = true;
   }
   return MPI_SUCCESS;
 }
 
 void buffered_sends_flush() {
-  pml::wait_until([] { return attached.in_flight == 0; });
+  pml::wait_until([] { return all_in_flight == 0; });
+}
+
+void comm_buffer_destroy(Comm* c) {
+  auto* own = static_cast<AttachedBuffer*>(c->bsend_buffer);
+  if (!own) return;
+  c->bsend_buffer = nullptr;
+  // Messages still in flight point at the record: it then stays (a few
+  // bytes) so their completion can update it; the communicator does not wait.
+  if (own->in_flight == 0) delete own;
 }
 
 }  // namespace axon::mpi
@@ -128,58 +144,127 @@ using namespace axon;
 using namespace axon::mpi;
 
 namespace {
-int attach(const char* fn, void* buffer, MPI_Count size) {
-  if (size < 0) return raise_self(MPI_ERR_ARG, fn, "negative size");
-  if (!buffer && size > 0) return raise_self(MPI_ERR_BUFFER, fn, "NULL buffer");
+// raise() on the communicator, or on MPI_COMM_SELF for the process buffer.
+int fail(Comm* c, int code, const char* fn, const char* why) {
+  return c ? raise(c, code, fn, why) : raise_self(code, fn, why);
+}
+
+int attach(const char* fn, AttachedBuffer& b, Comm* c, void* buffer, MPI_Count size) {
+  if (size < 0) return fail(c, MPI_ERR_ARG, fn, "negative size");
+  if (!buffer && size > 0) return fail(c, MPI_ERR_BUFFER, fn, "NULL buffer");
   pml::Guard guard;
-  if (attached.base || attached.automatic) return raise_self(MPI_ERR_BUFFER, fn, "a buffer is already attached");
+  if (b.attached()) return fail(c, MPI_ERR_BUFFER, fn, "a buffer is already attached");
   if (buffer == MPI_BUFFER_AUTOMATIC) {
-    attached.automatic = true;
+    b.automatic = true;
     return MPI_SUCCESS;
   }
-  attached.base = static_cast<uint8_t*>(buffer);
-  attached.size = static_cast<size_t>(size);
-  attached.used.clear();
+  b.base = static_cast<uint8_t*>(buffer);
+  b.size = static_cast<size_t>(size);
+  b.used.clear();
   // A zero-size buffer is attached but holds nothing; keep base non-null.
-  if (!attached.base) attached.base = reinterpret_cast<uint8_t*>(&attached);
+  if (!b.base) b.base = reinterpret_cast<uint8_t*>(&b);
   return MPI_SUCCESS;
 }
 
-int detach(const char* fn, void* buffer_addr, MPI_Count* size) {
-  if (!buffer_addr || !size) return raise_self(MPI_ERR_ARG, fn, "NULL argument");
+int detach(const char* fn, AttachedBuffer& b, Comm* c, void* buffer_addr, MPI_Count* size) {
+  if (!buffer_addr || !size) return fail(c, MPI_ERR_ARG, fn, "NULL argument");
   {
     pml::Guard guard;
-    if (!attached.base && !attached.automatic) return raise_self(MPI_ERR_BUFFER, fn, "no buffer is attached");
+    if (!b.attached()) return fail(c, MPI_ERR_BUFFER, fn, "no buffer is attached");
   }
   // Every message sent from the buffer must leave it first.
-  pml::wait_until([] { return attached.in_flight == 0; });
+  pml::wait_until([&b] { return b.in_flight == 0; });
   pml::Guard guard;
-  uint8_t* base = attached.automatic ? static_cast<uint8_t*>(MPI_BUFFER_AUTOMATIC)
-                  : attached.base == reinterpret_cast<uint8_t*>(&attached) ? nullptr
-                                                                           : attached.base;
+  uint8_t* base = b.automatic ? static_cast<uint8_t*>(MPI_BUFFER_AUTOMATIC)
+                  : b.base == reinterpret_cast<uint8_t*>(&b) ? nullptr
+                                                             : b.base;
   *static_cast<void**>(buffer_addr) = base;
-  *size = static_cast<MPI_Count>(attached.size);
-  attached = AttachedBuffer{};
+  *size = static_cast<MPI_Count>(b.size);
+  b = AttachedBuffer{};
   return MPI_SUCCESS;
 }
-}  // namespace
 
-AXON_API(int, MPI_Buffer_attach, (void* buffer, int size)) { return attach("MPI_Buffer_attach", buffer, size); }
-
-AXON_API(int, MPI_Buffer_attach_c, (void* buffer, MPI_Count size)) {
-  return attach("MPI_Buffer_attach_c", buffer, size);
-}
-
-AXON_API(int, MPI_Buffer_detach, (void* buffer_addr, int* size)) {
-  if (!size) return raise_self(MPI_ERR_ARG, "MPI_Buffer_detach", "NULL argument");
+int detach_int(const char* fn, AttachedBuffer& b, Comm* c, void* buffer_addr, int* size) {
+  if (!size) return fail(c, MPI_ERR_ARG, fn, "NULL argument");
   MPI_Count n = 0;
-  int rc = detach("MPI_Buffer_detach", buffer_addr, &n);
+  int rc = detach(fn, b, c, buffer_addr, &n);
   if (rc == MPI_SUCCESS) *size = static_cast<int>(n);
   return rc;
 }
 
+// A receive-kind request in no queue that the buffer's last message completes.
+int iflush(const char* fn, AttachedBuffer& b, Comm* c, MPI_Request* request) {
+  if (!request) return fail(c, MPI_ERR_ARG, fn, "request is NULL");
+  pml::Guard guard;
+  pml::Request* r = pml::request_alloc(pml::Request::Kind::Recv);
+  r->ctx = nullptr;
+  r->comm = c;
+  r->source = MPI_ANY_SOURCE;
+  r->tag = MPI_ANY_TAG;
+  r->error = MPI_SUCCESS;
+  if (b.in_flight == 0) pml::request_complete(r);
+  else b.flush_waiters.push_back(r);
+  *request = handle_of(r);
+  return MPI_SUCCESS;
+}
+
+// The communicator's buffer record, created on first attach.
+AttachedBuffer& own_buffer(Comm* c) {
+  if (!c->bsend_buffer) c->bsend_buffer = new AttachedBuffer;
+  return *static_cast<AttachedBuffer*>(c->bsend_buffer);
+}
+}  // namespace
+
+AXON_API(int, MPI_Buffer_attach, (void* buffer, int size)) {
+  return attach("MPI_Buffer_attach", process_buffer, nullptr, buffer, size);
+}
+AXON_API(int, MPI_Buffer_attach_c, (void* buffer, MPI_Count size)) {
+  return attach("MPI_Buffer_attach_c", process_buffer, nullptr, buffer, size);
+}
+AXON_API(int, MPI_Buffer_detach, (void* buffer_addr, int* size)) {
+  return detach_int("MPI_Buffer_detach", process_buffer, nullptr, buffer_addr, size);
+}
 AXON_API(int, MPI_Buffer_detach_c, (void* buffer_addr, MPI_Count* size)) {
-  return detach("MPI_Buffer_detach_c", buffer_addr, size);
+  return detach("MPI_Buffer_detach_c", process_buffer, nullptr, buffer_addr, size);
+}
+
+// MPI-4.1: wait (or get a request that completes) when every message buffered
+// so far has left the buffer. Nothing attached: nothing to wait for.
+AXON_API(int, MPI_Buffer_flush, (void)) {
+  pml::wait_until([] { return process_buffer.in_flight == 0; });
+  return MPI_SUCCESS;
+}
+AXON_API(int, MPI_Buffer_iflush, (MPI_Request * request)) {
+  return iflush("MPI_Buffer_iflush", process_buffer, nullptr, request);
+}
+
+// MPI-4.1 communicator buffers: buffered sends on the communicator use its
+// own buffer when one is attached, the process's otherwise.
+AXON_API(int, MPI_Comm_attach_buffer, (MPI_Comm comm, void* buffer, int size)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_attach_buffer");
+  return attach("MPI_Comm_attach_buffer", own_buffer(c), c, buffer, size);
+}
+AXON_API(int, MPI_Comm_attach_buffer_c, (MPI_Comm comm, void* buffer, MPI_Count size)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_attach_buffer_c");
+  return attach("MPI_Comm_attach_buffer_c", own_buffer(c), c, buffer, size);
+}
+AXON_API(int, MPI_Comm_detach_buffer, (MPI_Comm comm, void* buffer_addr, int* size)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_detach_buffer");
+  return detach_int("MPI_Comm_detach_buffer", own_buffer(c), c, buffer_addr, size);
+}
+AXON_API(int, MPI_Comm_detach_buffer_c, (MPI_Comm comm, void* buffer_addr, MPI_Count* size)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_detach_buffer_c");
+  return detach("MPI_Comm_detach_buffer_c", own_buffer(c), c, buffer_addr, size);
+}
+AXON_API(int, MPI_Comm_flush_buffer, (MPI_Comm comm)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_flush_buffer");
+  AttachedBuffer& b = own_buffer(c);
+  pml::wait_until([&b] { return b.in_flight == 0; });
+  return MPI_SUCCESS;
+}
+AXON_API(int, MPI_Comm_iflush_buffer, (MPI_Comm comm, MPI_Request* request)) {
+  AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_iflush_buffer");
+  return iflush("MPI_Comm_iflush_buffer", own_buffer(c), c, request);
 }
 
 namespace {
@@ -227,24 +312,3 @@ AXON_API(int, MPI_Ibsend_c, (const void* buf, MPI_Count count, MPI_Datatype data
   return ibsend("MPI_Ibsend_c", buf, count, datatype, dest, tag, comm, request);
 }
 
-// MPI-4.1: wait (or get a request that completes) when every message buffered
-// so far has left the attached buffer. Nothing attached: nothing to wait for.
-AXON_API(int, MPI_Buffer_flush, (void)) {
-  buffered_sends_flush();
-  return MPI_SUCCESS;
-}
-
-AXON_API(int, MPI_Buffer_iflush, (MPI_Request * request)) {
-  if (!request) return raise_self(MPI_ERR_ARG, "MPI_Buffer_iflush", "request is NULL");
-  pml::Guard guard;
-  // A receive-kind request in no queue, completed by the last buffered send.
-  pml::Request* r = pml::request_alloc(pml::Request::Kind::Recv);
-  r->ctx = nullptr;
-  r->source = MPI_ANY_SOURCE;
-  r->tag = MPI_ANY_TAG;
-  r->error = MPI_SUCCESS;
-  if (attached.in_flight == 0) pml::request_complete(r);
-  else flush_waiters.push_back(r);
-  *request = handle_of(r);
-  return MPI_SUCCESS;
-}

@@ -14,6 +14,7 @@
 #include "coll/coll.h"
 #include "mpi/api.h"
 #include "mpi/attributes.h"
+#include "mpi/bsend.h"
 #include "mpi/context_id.h"
 #include "mpi/group.h"
 #include "mpi/info.h"
@@ -81,6 +82,7 @@ void comm_open_inter(Comm* c, int pair, int local_pair, int rank, std::vector<in
 
 void comm_destroy(Comm* c) {
   coll_comm_destroy(c);
+  comm_buffer_destroy(c);
   if (c->p2p.queues) pml::context_close(&c->p2p);
   if (c->coll.queues) pml::context_close(&c->coll);
   if (c->local.queues) pml::context_close(&c->local);

@@ -80,6 +80,7 @@ struct Comm {
   bool freed = false;           // MPI_Comm_free called; deallocated once nothing uses it
   std::shared_ptr<const Topology> topology;
   std::vector<std::pair<std::string, std::string>> hints;  // MPI_Comm_set_info
+  void* bsend_buffer = nullptr;  // MPI_Comm_attach_buffer's buffer (src/mpi/bsend.cpp)
   void* coll_state = nullptr;  // coll::CommState, created on first collective; freed by coll_comm_destroy
   int rank() const { return p2p.rank; }
   int size() const { return p2p.size(); }

@@ -5,7 +5,8 @@
  * all/some leave requests alive; status getters and setters, including
  * Status_set_elements on a derived type; handle <-> integer conversion of the
  * 5.0 ABI; Alloc_mem/Free_mem; Pcontrol; Abi_get_info; MPI_Buffer_iflush and
- * MPI_Buffer_flush wait for buffered messages to leave the buffer. */
+ * MPI_Buffer_flush wait for buffered messages to leave the buffer;
+ * communicator buffers (MPI_Comm_attach_buffer and friends). */
 #include <stdint.h>
 #include "check.h"
 
@@ -229,6 +230,47 @@ int main(int argc, char **argv)
         free(attached);
         free(out);
         free(in);
+    }
+
+    /* A communicator's own buffer (MPI-4.1): Bsend on the duplicate uses
+     * it, not the (absent) process buffer; flushing and detaching it. */
+    {
+        int right = (rank + 1) % size, left = (rank + size - 1) % size;
+        MPI_Comm dup;
+        CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+        enum { N = 3, LEN = 100 };
+        int bytes = N * (LEN * (int)sizeof(int) + MPI_BSEND_OVERHEAD);
+        char *space = xmalloc((size_t)bytes);
+        int out[LEN], in[LEN];
+        CHECK_MPI(MPI_Comm_attach_buffer(dup, space, bytes));
+        CHECK_MPI(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
+        CHECK(error_class_of(MPI_Comm_attach_buffer(dup, space, bytes)) == MPI_ERR_BUFFER,
+              "second Comm_attach_buffer");
+        for (int m = 0; m < N; m++) {
+            for (int i = 0; i < LEN; i++)
+                out[i] = rank * 1000 + m * 100 + i;
+            CHECK_MPI(MPI_Bsend(out, LEN, MPI_INT, right, 40 + m, dup));
+        }
+        MPI_Request flush;
+        CHECK_MPI(MPI_Comm_iflush_buffer(dup, &flush));
+        for (int m = 0; m < N; m++) {
+            CHECK_MPI(MPI_Recv(in, LEN, MPI_INT, left, 40 + m, dup, MPI_STATUS_IGNORE));
+            CHECK(in[0] == left * 1000 + m * 100 && in[LEN - 1] == left * 1000 + m * 100 + LEN - 1,
+                  "message %d through the communicator's buffer", m);
+        }
+        CHECK_MPI(MPI_Wait(&flush, MPI_STATUS_IGNORE));
+        CHECK_MPI(MPI_Comm_flush_buffer(dup));
+        void *back = NULL;
+        int back_size = 0;
+        CHECK_MPI(MPI_Comm_detach_buffer(dup, &back, &back_size));
+        CHECK(back == space && back_size == bytes, "Comm_detach_buffer returned %p/%d", back, back_size);
+        CHECK(error_class_of(MPI_Comm_detach_buffer(dup, &back, &back_size)) == MPI_ERR_BUFFER,
+              "detaching twice");
+        /* No buffer anywhere now: Bsend fails with MPI_ERR_BUFFER. */
+        CHECK(error_class_of(MPI_Bsend(out, LEN, MPI_INT, right, 49, dup)) == MPI_ERR_BUFFER,
+              "Bsend without any buffer");
+        CHECK_MPI(MPI_Comm_free(&dup));
+        free(space);
     }
 
     /* Alloc_mem / Free_mem, Pcontrol, Abi_get_info. */
