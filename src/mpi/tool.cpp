@@ -71,23 +71,23 @@ MPI_Datatype cvar_datatype(const axon::Param& p) {
 constexpr int kStringCvarCount = 1024;
 
 // ---- categories ---------------------------------------------------------------
-// The category of a variable: its name without the "axon_" prefix and without
-// the last word (AXON_BTL_SM_EAGER_LIMIT -> "btl_sm", axon_pml_eager_sends ->
-// "pml"); names with a single word after the prefix go to "general".
+// The category of a variable: its layer, the first word after "axon_"
+// (AXON_COLL_BCAST_ALGORITHM -> "coll", axon_pml_eager_sends -> "pml"), and
+// for transports the transport too (AXON_BTL_SM_EAGER_LIMIT -> "btl_sm");
+// names with a single word after the prefix go to "general".
 std::string category_of(const char* variable) {
   std::string name(variable);
   for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (name.rfind("axon_", 0) == 0) name.erase(0, 5);
-  size_t last = name.rfind('_');
-  if (last == std::string::npos) return "general";
-  // Parameters name their layer with one or two words (AXON_BTL_SM_..., AXON_WAIT_...).
-  size_t first = name.find('_');
-  std::string layer = name.substr(0, first);
-  if (layer == "btl" || layer == "coll" || layer == "pml" || layer == "osc") {
-    size_t second = name.find('_', first + 1);
-    if (second != std::string::npos && second < last) return name.substr(0, second);
+  std::vector<std::string> words;
+  for (size_t start = 0;;) {
+    size_t end = name.find('_', start);
+    words.push_back(name.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
   }
-  return layer;
+  if (words[0] == "btl") return words.size() >= 3 ? "btl_" + words[1] : "btl";
+  return words.size() >= 2 ? words[0] : "general";
 }
 
 struct Category {

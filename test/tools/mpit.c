@@ -90,6 +90,19 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < ncvars; i++)
         CHECK(cvar_seen[i] == 1, "cvar %d is in %d categories", i, cvar_seen[i]);
+    /* Transport variables are grouped by transport. */
+    {
+        int cat = -1, cma = -1, nc = 0, found = 0;
+        CHECK_MPI(MPI_T_category_get_index("btl_sm", &cat));
+        CHECK_MPI(MPI_T_cvar_get_index("AXON_BTL_SM_CMA", &cma));
+        CHECK_MPI(MPI_T_category_get_info(cat, NULL, NULL, NULL, NULL, &nc, NULL, NULL));
+        int *ci = xmalloc((size_t)nc * sizeof(int));
+        CHECK_MPI(MPI_T_category_get_cvars(cat, nc, ci));
+        for (int i = 0; i < nc; i++)
+            found |= ci[i] == cma;
+        CHECK(found, "AXON_BTL_SM_CMA is not in category btl_sm");
+        free(ci);
+    }
     for (int i = 0; i < npvars; i++)
         CHECK(pvar_seen[i] == 1, "pvar %d is in %d categories", i, pvar_seen[i]);
     free(cvar_seen);
