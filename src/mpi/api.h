@@ -40,6 +40,12 @@ inline size_t status_bytes(const MPI_Status* s) {
 }
 void status_from_request(MPI_Status* status, const pml::Request* r);
 
+// A request that no queue knows and no transfer drives (composite, flush and
+// partitioned requests): its owner completes it. Its result starts as the
+// empty status. `comm` (may be nullptr: MPI_COMM_SELF) takes its errors.
+// Caller holds the pml lock.
+pml::Request* standalone_request(pml::Request::Kind kind, Comm* comm);
+
 inline pml::Request* request_of(MPI_Request h) { return reinterpret_cast<pml::Request*>(h); }
 inline MPI_Request handle_of(pml::Request* r) { return reinterpret_cast<MPI_Request>(r); }
 

@@ -115,13 +115,7 @@ int buffered_send(const void* buf, MPI_Count count, const Datatype* type, int de
   ++all_in_flight;
   r->user_data = block;
   // Nobody waits for this request: it frees itself and its space when done.
-  if (r->complete.load(std::memory_order_acquire)) {
-    release(r);
-    pml::request_release(r);
-  } else {
-    r->on_complete = release;
-    r->free_when_complete = true;
-  }
+  pml::release_when_complete(r, release);
   return MPI_SUCCESS;
 }
 
@@ -196,12 +190,7 @@ int detach_int(const char* fn, AttachedBuffer& b, Comm* c, void* buffer_addr, in
 int iflush(const char* fn, AttachedBuffer& b, Comm* c, MPI_Request* request) {
   if (!request) return fail(c, MPI_ERR_ARG, fn, "request is NULL");
   pml::Guard guard;
-  pml::Request* r = pml::request_alloc(pml::Request::Kind::Recv);
-  r->ctx = nullptr;
-  r->comm = c;
-  r->source = MPI_ANY_SOURCE;
-  r->tag = MPI_ANY_TAG;
-  r->error = MPI_SUCCESS;
+  pml::Request* r = standalone_request(pml::Request::Kind::Recv, c);
   if (b.in_flight == 0) pml::request_complete(r);
   else b.flush_waiters.push_back(r);
   *request = handle_of(r);

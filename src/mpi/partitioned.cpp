@@ -73,13 +73,7 @@ int launch(pml::Request* outer) {
   if (rc != MPI_SUCCESS) return rc;
   inner->user_data = outer;
   p->inner = inner;
-  if (inner->complete.load(std::memory_order_acquire)) {
-    inner_done(inner);
-    pml::request_release(inner);
-  } else {
-    inner->on_complete = inner_done;
-    inner->free_when_complete = true;
-  }
+  pml::release_when_complete(inner, inner_done);
   return MPI_SUCCESS;
 }
 
@@ -110,15 +104,10 @@ int init(const char* fn, bool is_send, const void* buf, int partitions, MPI_Coun
   p->ready = std::make_unique<std::atomic<uint8_t>[]>(static_cast<size_t>(partitions));
   datatype_retain(type);  // the request's reference, dropped by request_release
   pml::Guard guard;
-  pml::Request* r = pml::request_alloc(is_send ? pml::Request::Kind::Send : pml::Request::Kind::Recv);
+  pml::Request* r = standalone_request(is_send ? pml::Request::Kind::Send : pml::Request::Kind::Recv, c);
   r->persistent = true;
   r->partitioned = true;
-  r->active = false;
-  r->comm = c;
-  r->ctx = nullptr;  // in no queue
   r->type = type;
-  r->source = MPI_ANY_SOURCE;
-  r->tag = MPI_ANY_TAG;
   r->user_data = p.release();
   r->complete.store(true, std::memory_order_relaxed);  // inactive persistent requests count as complete
   *request = handle_of(r);

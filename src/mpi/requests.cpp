@@ -88,6 +88,17 @@ int retire_completed(int count, MPI_Request* requests, MPI_Status* statuses, int
 }
 
 }  // namespace
+
+pml::Request* standalone_request(pml::Request::Kind kind, Comm* comm) {
+  pml::Request* r = pml::request_alloc(kind);
+  r->comm = comm;
+  r->ctx = nullptr;  // in no queue: MPI_Cancel finds nothing to withdraw
+  r->source = MPI_ANY_SOURCE;
+  r->tag = MPI_ANY_TAG;
+  r->error = MPI_SUCCESS;
+  return r;
+}
+
 }  // namespace axon::mpi
 
 using namespace axon;

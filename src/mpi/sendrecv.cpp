@@ -47,23 +47,7 @@ void child_done(pml::Request* child) {
 // call that started it is accounted for at once. Caller holds the pml lock.
 void adopt(pml::Request* child, Composite* k) {
   child->user_data = k;
-  if (child->complete.load(std::memory_order_acquire)) {
-    child_done(child);
-    pml::request_release(child);
-    return;
-  }
-  child->on_complete = child_done;
-  child->free_when_complete = true;
-}
-
-pml::Request* new_parent(Comm* c) {
-  pml::Request* parent = pml::request_alloc(pml::Request::Kind::Recv);
-  parent->comm = c;
-  parent->ctx = nullptr;  // in no queue: MPI_Cancel finds nothing to withdraw
-  parent->source = MPI_ANY_SOURCE;
-  parent->tag = MPI_ANY_TAG;
-  parent->error = MPI_SUCCESS;
-  return parent;
+  pml::release_when_complete(child, child_done);
 }
 
 int isendrecv_impl(const char* fn, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
@@ -76,18 +60,16 @@ int isendrecv_impl(const char* fn, const void* sendbuf, MPI_Count sendcount, MPI
   AXON_TRY(c, fn, validate_send(c, sendbuf, sendcount, sendtype, dest, sendtag, &stype));
   AXON_TRY(c, fn, validate_recv(c, recvbuf, recvcount, recvtype, source, recvtag, &rtype));
   pml::Guard guard;
-  pml::Request* parent = new_parent(c);
+  pml::Request* parent = standalone_request(pml::Request::Kind::Recv, c);
   auto* k = new Composite(parent);
   parent->user_data = k;
   pml::Request* r = nullptr;
   pml::Request* s = nullptr;
   int rc = pml::irecv(recvbuf, recvcount, rtype, source, recvtag, &c->p2p, &r);
   if (rc == MPI_SUCCESS) {
-    r->comm = c;
     adopt(r, k);
     rc = pml::isend(sendbuf, sendcount, stype, dest, sendtag, &c->p2p, pml::SendMode::Standard, &s);
     if (rc == MPI_SUCCESS) {
-      s->comm = c;
       adopt(s, k);
     }
   }
@@ -106,7 +88,7 @@ int isendrecv_replace_impl(const char* fn, void* buf, MPI_Count count, MPI_Datat
   size_t bytes = 0;
   if (!bytes_for_count(*type, count, &bytes)) return raise(c, MPI_ERR_COUNT, fn, "message too large");
   pml::Guard guard;
-  pml::Request* parent = new_parent(c);
+  pml::Request* parent = standalone_request(pml::Request::Kind::Recv, c);
   auto* k = new Composite(parent);
   parent->user_data = k;
   k->packed.resize(bytes);
@@ -117,12 +99,10 @@ int isendrecv_replace_impl(const char* fn, void* buf, MPI_Count count, MPI_Datat
   int rc = pml::isend(k->packed.data(), static_cast<MPI_Count>(bytes), datatype_from_handle(MPI_BYTE), dest,
                       sendtag, &c->p2p, pml::SendMode::Standard, &s);
   if (rc == MPI_SUCCESS) {
-    s->comm = c;
     adopt(s, k);
     rc = pml::irecv(buf, count, type, source, recvtag, &c->p2p, &r);
     if (rc == MPI_SUCCESS) {
-      r->comm = c;
-      adopt(r, k);
+        adopt(r, k);
     }
   }
   if (rc != MPI_SUCCESS) return raise(c, rc, fn);

@@ -162,6 +162,15 @@ PvarHandle* pvar_handle_of(PvarSession* s, MPI_T_pvar_handle h) {
   return p->magic == kPvarHandleMagic && p->session == s ? p : nullptr;
 }
 
+// The handle of a call on (session, handle), or MPI_T_ERR_INVALID_SESSION /
+// MPI_T_ERR_INVALID_HANDLE when either is not a live one of ours.
+int find_handle(MPI_T_pvar_session session, MPI_T_pvar_handle handle, PvarHandle** out) {
+  PvarSession* s = session_of(session);
+  if (!s) return MPI_T_ERR_INVALID_SESSION;
+  *out = pvar_handle_of(s, handle);
+  return *out ? MPI_SUCCESS : MPI_T_ERR_INVALID_HANDLE;
+}
+
 uint64_t pvar_value(const PvarHandle& h) {
   const axon::Counter& c = *pvars()[static_cast<size_t>(h.index)];
   uint64_t now = c.value();
@@ -412,10 +421,8 @@ AXON_API(int, MPI_T_pvar_stop, (MPI_T_pvar_session session, MPI_T_pvar_handle ha
 
 AXON_API(int, MPI_T_pvar_read, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, void* buf)) {
   AXON_T_REQUIRE_INIT();
-  PvarSession* s = session_of(session);
-  if (!s) return MPI_T_ERR_INVALID_SESSION;
-  PvarHandle* h = pvar_handle_of(s, handle);
-  if (!h) return MPI_T_ERR_INVALID_HANDLE;
+  PvarHandle* h = nullptr;
+  if (int rc = find_handle(session, handle, &h)) return rc;
   if (!buf) return MPI_ERR_ARG;
   unsigned long long v = pvar_value(*h);
   std::memcpy(buf, &v, sizeof v);
@@ -425,9 +432,8 @@ AXON_API(int, MPI_T_pvar_read, (MPI_T_pvar_session session, MPI_T_pvar_handle ha
 AXON_API(int, MPI_T_pvar_write, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void* buf)) {
   (void)buf;
   AXON_T_REQUIRE_INIT();
-  PvarSession* s = session_of(session);
-  if (!s) return MPI_T_ERR_INVALID_SESSION;
-  if (!pvar_handle_of(s, handle)) return MPI_T_ERR_INVALID_HANDLE;
+  PvarHandle* h = nullptr;
+  if (int rc = find_handle(session, handle, &h)) return rc;
   return MPI_T_ERR_PVAR_NO_WRITE;
 }
 
@@ -457,10 +463,8 @@ AXON_API(int, MPI_T_pvar_reset, (MPI_T_pvar_session session, MPI_T_pvar_handle h
 
 AXON_API(int, MPI_T_pvar_readreset, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, void* buf)) {
   AXON_T_REQUIRE_INIT();
-  PvarSession* s = session_of(session);
-  if (!s) return MPI_T_ERR_INVALID_SESSION;
-  PvarHandle* h = pvar_handle_of(s, handle);
-  if (!h) return MPI_T_ERR_INVALID_HANDLE;
+  PvarHandle* h = nullptr;
+  if (int rc = find_handle(session, handle, &h)) return rc;
   if (!buf) return MPI_ERR_ARG;
   if (pvars()[static_cast<size_t>(h->index)]->counter_class() != axon::Counter::Class::Counter)
     return MPI_T_ERR_PVAR_NO_WRITE;

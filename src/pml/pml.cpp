@@ -150,6 +150,16 @@ void request_complete(Request* r) {
   r->complete.store(true, std::memory_order_release);
 }
 
+void release_when_complete(Request* r, void (*done)(Request*)) {
+  if (r->complete.load(std::memory_order_acquire)) {
+    done(r);
+    request_release(r);
+    return;
+  }
+  r->on_complete = done;
+  r->free_when_complete = true;
+}
+
 int progress() {
   Guard guard;
   int n = btl::progress();

@@ -144,6 +144,10 @@ void request_release(Request* req);
 bool request_valid(const Request* req);
 // Marks a request complete and runs its completion callback.
 void request_complete(Request* req);
+// For a started request nobody will wait for: `done` runs once the operation
+// completes (at once if it already has), then the request is released.
+// Caller holds the pml lock.
+void release_when_complete(Request* req, void (*done)(Request*));
 
 // The lock that serializes the library under MPI_THREAD_MULTIPLE; a no-op
 // otherwise.
