@@ -11,6 +11,8 @@
 // their state will live in CommState.)
 #pragma once
 
+#include <memory>
+
 #include <cstdint>
 #include <vector>
 
@@ -55,6 +57,7 @@ struct Args {
 // topology and a shared-memory segment later. Created by the MPI layer on
 // first use, destroyed with the communicator.
 struct CommState;
+class Schedule;
 // `coll` carries the collective traffic; for an intercommunicator `coll`
 // maps remote ranks and `local` is a context over the local group (else null).
 CommState* state_create(pml::Context* coll, pml::Context* local);
@@ -68,6 +71,10 @@ int post(CommState* state, const Args& args, pml::Request** out);
 // Persistent: *out is an inactive persistent request; start() runs it.
 int init(CommState* state, const Args& args, pml::Request** out);
 int start(pml::Request* req);
+// Persistent request of a schedule the caller built (neighbourhood
+// collectives, src/mpi/neighbor.cpp): takes ownership of `schedule`, whose
+// `state` must be set.
+pml::Request* init_schedule(std::unique_ptr<Schedule> schedule);
 // Releases what a collective request owns (its schedule) and the request.
 void request_free(pml::Request* req);
 inline bool is_collective(const pml::Request* r) { return r->kind == pml::Request::Kind::Collective; }

@@ -136,6 +136,11 @@ int post(CommState* state, const Args& args, pml::Request** out) {
   return MPI_SUCCESS;
 }
 
+pml::Request* init_schedule(std::unique_ptr<Schedule> schedule) {
+  pml::Guard guard;
+  return new_request(schedule.release(), true);
+}
+
 int init(CommState* state, const Args& args, pml::Request** out) {
   std::unique_ptr<Schedule> s;
   if (int rc = build(state, args, &s); rc != MPI_SUCCESS) return rc;

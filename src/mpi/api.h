@@ -29,6 +29,12 @@ int raise_self(int code, const char* function, const char* detail = nullptr);
 // Whole-library state.
 bool initialized();
 bool finalized();
+// The runtime shared by the World model and sessions (src/mpi/init.cpp):
+// acquire starts it for the first user (collective over the job), release
+// stops it after the last one (`world_ends`: the caller is MPI_Finalize).
+void runtime_acquire(int thread_level_required);
+void runtime_release(bool world_ends);
+bool runtime_running();
 
 // MPI_Status <-> request results. The ABI's status has five internal ints:
 // [0],[1] the byte count (64 bits), [2] the cancelled flag.

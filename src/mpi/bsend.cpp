@@ -12,6 +12,7 @@
 
 #include "mpi/api.h"
 #include "mpi/bsend.h"
+#include "mpi/session.h"
 
 namespace axon::mpi {
 
@@ -71,10 +72,16 @@ void release(pml::Request* r) {
   delete block;
 }
 
-// A communicator's own buffer if it has one, else the process's.
+// A communicator's own buffer if it has one, else its session's, else the
+// process's (MPI-4.1 3.6: the most specific buffer attached).
 AttachedBuffer& buffer_for(Comm* comm) {
   auto* own = static_cast<AttachedBuffer*>(comm->bsend_buffer);
-  return own && own->attached() ? *own : process_buffer;
+  if (own && own->attached()) return *own;
+  if (comm->session_id) {
+    auto* of_session = static_cast<AttachedBuffer*>(session_bsend_buffer(comm->session_id));
+    if (of_session && of_session->attached()) return *of_session;
+  }
+  return process_buffer;
 }
 
 }  // namespace
@@ -123,6 +130,15 @@ void buffered_sends_flush() {
   pml::wait_until([] { return all_in_flight == 0; });
 }
 
+void session_buffer_destroy(Session* s) {
+  auto* own = static_cast<AttachedBuffer*>(s->bsend_buffer);
+  if (!own) return;
+  pml::wait_until([own] { return own->in_flight == 0; });
+  pml::Guard guard;
+  s->bsend_buffer = nullptr;
+  delete own;
+}
+
 void comm_buffer_destroy(Comm* c) {
   auto* own = static_cast<AttachedBuffer*>(c->bsend_buffer);
   if (!own) return;
@@ -138,12 +154,21 @@ using namespace axon;
 using namespace axon::mpi;
 
 namespace {
-// raise() on the communicator, or on MPI_COMM_SELF for the process buffer.
-int fail(Comm* c, int code, const char* fn, const char* why) {
-  return c ? raise(c, code, fn, why) : raise_self(code, fn, why);
+// Whose buffer a call works on: a communicator's, a session's, or (both
+// null) the process's. Errors go to that object's handler, the process
+// buffer's to MPI_COMM_SELF's.
+struct Owner {
+  Comm* comm = nullptr;
+  Session* session = nullptr;
+};
+
+int fail(Owner o, int code, const char* fn, const char* why) {
+  if (o.comm) return raise(o.comm, code, fn, why);
+  if (o.session) return session_raise(o.session, code, fn, why);
+  return raise_self(code, fn, why);
 }
 
-int attach(const char* fn, AttachedBuffer& b, Comm* c, void* buffer, MPI_Count size) {
+int attach(const char* fn, AttachedBuffer& b, Owner c, void* buffer, MPI_Count size) {
   if (size < 0) return fail(c, MPI_ERR_ARG, fn, "negative size");
   if (!buffer && size > 0) return fail(c, MPI_ERR_BUFFER, fn, "NULL buffer");
   pml::Guard guard;
@@ -160,7 +185,7 @@ int attach(const char* fn, AttachedBuffer& b, Comm* c, void* buffer, MPI_Count s
   return MPI_SUCCESS;
 }
 
-int detach(const char* fn, AttachedBuffer& b, Comm* c, void* buffer_addr, MPI_Count* size) {
+int detach(const char* fn, AttachedBuffer& b, Owner c, void* buffer_addr, MPI_Count* size) {
   if (!buffer_addr || !size) return fail(c, MPI_ERR_ARG, fn, "NULL argument");
   {
     pml::Guard guard;
@@ -178,7 +203,7 @@ int detach(const char* fn, AttachedBuffer& b, Comm* c, void* buffer_addr, MPI_Co
   return MPI_SUCCESS;
 }
 
-int detach_int(const char* fn, AttachedBuffer& b, Comm* c, void* buffer_addr, int* size) {
+int detach_int(const char* fn, AttachedBuffer& b, Owner c, void* buffer_addr, int* size) {
   if (!size) return fail(c, MPI_ERR_ARG, fn, "NULL argument");
   MPI_Count n = 0;
   int rc = detach(fn, b, c, buffer_addr, &n);
@@ -187,10 +212,10 @@ int detach_int(const char* fn, AttachedBuffer& b, Comm* c, void* buffer_addr, in
 }
 
 // A receive-kind request in no queue that the buffer's last message completes.
-int iflush(const char* fn, AttachedBuffer& b, Comm* c, MPI_Request* request) {
+int iflush(const char* fn, AttachedBuffer& b, Owner c, MPI_Request* request) {
   if (!request) return fail(c, MPI_ERR_ARG, fn, "request is NULL");
   pml::Guard guard;
-  pml::Request* r = standalone_request(pml::Request::Kind::Recv, c);
+  pml::Request* r = standalone_request(pml::Request::Kind::Recv, c.comm ? c.comm : comm_self());
   if (b.in_flight == 0) pml::request_complete(r);
   else b.flush_waiters.push_back(r);
   *request = handle_of(r);
@@ -205,16 +230,16 @@ AttachedBuffer& own_buffer(Comm* c) {
 }  // namespace
 
 AXON_API(int, MPI_Buffer_attach, (void* buffer, int size)) {
-  return attach("MPI_Buffer_attach", process_buffer, nullptr, buffer, size);
+  return attach("MPI_Buffer_attach", process_buffer, Owner{}, buffer, size);
 }
 AXON_API(int, MPI_Buffer_attach_c, (void* buffer, MPI_Count size)) {
-  return attach("MPI_Buffer_attach_c", process_buffer, nullptr, buffer, size);
+  return attach("MPI_Buffer_attach_c", process_buffer, Owner{}, buffer, size);
 }
 AXON_API(int, MPI_Buffer_detach, (void* buffer_addr, int* size)) {
-  return detach_int("MPI_Buffer_detach", process_buffer, nullptr, buffer_addr, size);
+  return detach_int("MPI_Buffer_detach", process_buffer, Owner{}, buffer_addr, size);
 }
 AXON_API(int, MPI_Buffer_detach_c, (void* buffer_addr, MPI_Count* size)) {
-  return detach("MPI_Buffer_detach_c", process_buffer, nullptr, buffer_addr, size);
+  return detach("MPI_Buffer_detach_c", process_buffer, Owner{}, buffer_addr, size);
 }
 
 // MPI-4.1: wait (or get a request that completes) when every message buffered
@@ -224,26 +249,26 @@ AXON_API(int, MPI_Buffer_flush, (void)) {
   return MPI_SUCCESS;
 }
 AXON_API(int, MPI_Buffer_iflush, (MPI_Request * request)) {
-  return iflush("MPI_Buffer_iflush", process_buffer, nullptr, request);
+  return iflush("MPI_Buffer_iflush", process_buffer, Owner{}, request);
 }
 
 // MPI-4.1 communicator buffers: buffered sends on the communicator use its
 // own buffer when one is attached, the process's otherwise.
 AXON_API(int, MPI_Comm_attach_buffer, (MPI_Comm comm, void* buffer, int size)) {
   AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_attach_buffer");
-  return attach("MPI_Comm_attach_buffer", own_buffer(c), c, buffer, size);
+  return attach("MPI_Comm_attach_buffer", own_buffer(c), Owner{c, nullptr}, buffer, size);
 }
 AXON_API(int, MPI_Comm_attach_buffer_c, (MPI_Comm comm, void* buffer, MPI_Count size)) {
   AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_attach_buffer_c");
-  return attach("MPI_Comm_attach_buffer_c", own_buffer(c), c, buffer, size);
+  return attach("MPI_Comm_attach_buffer_c", own_buffer(c), Owner{c, nullptr}, buffer, size);
 }
 AXON_API(int, MPI_Comm_detach_buffer, (MPI_Comm comm, void* buffer_addr, int* size)) {
   AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_detach_buffer");
-  return detach_int("MPI_Comm_detach_buffer", own_buffer(c), c, buffer_addr, size);
+  return detach_int("MPI_Comm_detach_buffer", own_buffer(c), Owner{c, nullptr}, buffer_addr, size);
 }
 AXON_API(int, MPI_Comm_detach_buffer_c, (MPI_Comm comm, void* buffer_addr, MPI_Count* size)) {
   AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_detach_buffer_c");
-  return detach("MPI_Comm_detach_buffer_c", own_buffer(c), c, buffer_addr, size);
+  return detach("MPI_Comm_detach_buffer_c", own_buffer(c), Owner{c, nullptr}, buffer_addr, size);
 }
 AXON_API(int, MPI_Comm_flush_buffer, (MPI_Comm comm)) {
   AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_flush_buffer");
@@ -253,7 +278,7 @@ AXON_API(int, MPI_Comm_flush_buffer, (MPI_Comm comm)) {
 }
 AXON_API(int, MPI_Comm_iflush_buffer, (MPI_Comm comm, MPI_Request* request)) {
   AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_iflush_buffer");
-  return iflush("MPI_Comm_iflush_buffer", own_buffer(c), c, request);
+  return iflush("MPI_Comm_iflush_buffer", own_buffer(c), Owner{c, nullptr}, request);
 }
 
 namespace {
@@ -301,3 +326,43 @@ AXON_API(int, MPI_Ibsend_c, (const void* buf, MPI_Count count, MPI_Datatype data
   return ibsend("MPI_Ibsend_c", buf, count, datatype, dest, tag, comm, request);
 }
 
+
+// MPI-4.1 session buffers: used by buffered sends on communicators derived
+// from the session that have no buffer of their own.
+namespace {
+AttachedBuffer& own_buffer(Session* s) {
+  if (!s->bsend_buffer) s->bsend_buffer = new AttachedBuffer;
+  return *static_cast<AttachedBuffer*>(s->bsend_buffer);
+}
+}  // namespace
+
+#define AXON_SESSION_OR_RAISE(var, handle, fn) \
+  Session* var = session_from_handle(handle);  \
+  if (!var) return raise_self(MPI_ERR_SESSION, fn, "invalid session")
+
+AXON_API(int, MPI_Session_attach_buffer, (MPI_Session session, void* buffer, int size)) {
+  AXON_SESSION_OR_RAISE(s, session, "MPI_Session_attach_buffer");
+  return attach("MPI_Session_attach_buffer", own_buffer(s), Owner{nullptr, s}, buffer, size);
+}
+AXON_API(int, MPI_Session_attach_buffer_c, (MPI_Session session, void* buffer, MPI_Count size)) {
+  AXON_SESSION_OR_RAISE(s, session, "MPI_Session_attach_buffer_c");
+  return attach("MPI_Session_attach_buffer_c", own_buffer(s), Owner{nullptr, s}, buffer, size);
+}
+AXON_API(int, MPI_Session_detach_buffer, (MPI_Session session, void* buffer_addr, int* size)) {
+  AXON_SESSION_OR_RAISE(s, session, "MPI_Session_detach_buffer");
+  return detach_int("MPI_Session_detach_buffer", own_buffer(s), Owner{nullptr, s}, buffer_addr, size);
+}
+AXON_API(int, MPI_Session_detach_buffer_c, (MPI_Session session, void* buffer_addr, MPI_Count* size)) {
+  AXON_SESSION_OR_RAISE(s, session, "MPI_Session_detach_buffer_c");
+  return detach("MPI_Session_detach_buffer_c", own_buffer(s), Owner{nullptr, s}, buffer_addr, size);
+}
+AXON_API(int, MPI_Session_flush_buffer, (MPI_Session session)) {
+  AXON_SESSION_OR_RAISE(s, session, "MPI_Session_flush_buffer");
+  AttachedBuffer& b = own_buffer(s);
+  pml::wait_until([&b] { return b.in_flight == 0; });
+  return MPI_SUCCESS;
+}
+AXON_API(int, MPI_Session_iflush_buffer, (MPI_Session session, MPI_Request* request)) {
+  AXON_SESSION_OR_RAISE(s, session, "MPI_Session_iflush_buffer");
+  return iflush("MPI_Session_iflush_buffer", own_buffer(s), Owner{nullptr, s}, request);
+}

@@ -421,6 +421,8 @@ int do_reduce_scatter(const char* fn, const void* sbuf, void* rbuf, const C* rco
 
 }  // namespace
 
+coll::CommState* coll_state_of(Comm* c) { return state_of(c); }
+
 // Called when a communicator is deallocated (src/mpi/communicator.cpp).
 void coll_comm_destroy(Comm* c) {
   coll::state_destroy(static_cast<coll::CommState*>(c->coll_state));

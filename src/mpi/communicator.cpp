@@ -4,7 +4,6 @@
 // in src/mpi/intercomm.cpp.
 #include "mpi/communicator.h"
 
-#include <hwloc.h>
 
 #include <algorithm>
 #include <cstring>
@@ -17,6 +16,7 @@
 #include "mpi/bsend.h"
 #include "mpi/context_id.h"
 #include "mpi/group.h"
+#include "mpi/hardware.h"
 #include "mpi/info.h"
 #include "rte/rte.h"
 
@@ -61,6 +61,7 @@ Comm* comm_alloc(const Comm* parent) {
   c->handle = reinterpret_cast<MPI_Comm>(c);
   c->errhandler = parent->errhandler;
   errhandler_retain(c->errhandler);
+  c->session_id = parent->session_id;
   return c;
 }
 
@@ -370,34 +371,6 @@ namespace {
 // The color of MPI_COMM_TYPE_SHARED: the node, named by its lowest world rank.
 int node_color() { return rte::job().local_peers.empty() ? rte::job().rank : rte::job().local_peers.front(); }
 
-// MPI_COMM_TYPE_HW_GUIDED with an hwloc object type name ("Package",
-// "NUMANode", "L3Cache", "Core", ...; hwloc_type_sscanf's spelling, as MPICH
-// takes it): the logical index of the object of that type that holds every
-// CPU this process is bound to, or MPI_UNDEFINED when the name is unknown or
-// the binding spans several such objects (an unbound process is inside the
-// machine and its packages only when there is one). The caller splits by
-// node first, so indices only need to be unique within a node.
-int hw_object_index(const std::string& name) {
-  hwloc_obj_type_t type;
-  if (hwloc_type_sscanf(name.c_str(), &type, nullptr, 0) != 0) return MPI_UNDEFINED;
-  hwloc_topology_t topo;
-  if (hwloc_topology_init(&topo) != 0) return MPI_UNDEFINED;
-  int index = MPI_UNDEFINED;
-  hwloc_bitmap_t bound = hwloc_bitmap_alloc();
-  if (bound && hwloc_topology_load(topo) == 0 && hwloc_get_cpubind(topo, bound, HWLOC_CPUBIND_PROCESS) == 0) {
-    for (hwloc_obj_t o = hwloc_get_next_obj_by_type(topo, type, nullptr); o;
-         o = hwloc_get_next_obj_by_type(topo, type, o)) {
-      if (o->cpuset && hwloc_bitmap_isincluded(bound, o->cpuset)) {
-        index = static_cast<int>(o->logical_index);
-        break;
-      }
-    }
-  }
-  if (bound) hwloc_bitmap_free(bound);
-  hwloc_topology_destroy(topo);
-  return index;
-}
-
 }  // namespace
 
 AXON_API(int, MPI_Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm)) {
@@ -526,6 +499,44 @@ AXON_API(int, MPI_Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, M
   int pair = agree_context_pair(&c->coll, std::move(members), me, internal_tag_for_user(tag), &error);
   if (error != MPI_SUCCESS) return raise(c, error, fn, "no context id free at every member");
   return finish_member(c, pair, me, g->world, newcomm);
+}
+
+// MPI-4.1 11.3.4: a communicator straight from a group (of a session's
+// process set, or any group), collective over the group's members only.
+AXON_API(int, MPI_Comm_create_from_group,
+         (MPI_Group group, const char* stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm* newcomm)) {
+  const char* fn = "MPI_Comm_create_from_group";
+  // Errors go to the handler the new communicator would have had.
+  Errhandler* e = errhandler_from_handle(errhandler);
+  Comm on_error;
+  on_error.errhandler = e ? e : errhandler_from_handle(MPI_ERRORS_ARE_FATAL);
+  if (!e) return raise(&on_error, MPI_ERR_ERRHANDLER, fn, "invalid error handler");
+  Group* g = group_from_handle(group);
+  if (!g) return raise(&on_error, MPI_ERR_GROUP, fn, "invalid group");
+  if (!stringtag || !newcomm) return raise(&on_error, MPI_ERR_ARG, fn, "NULL argument");
+  if (info != MPI_INFO_NULL && !info_from_handle(info)) return raise(&on_error, MPI_ERR_INFO, fn, "invalid info");
+  if (!runtime_running()) return raise(&on_error, MPI_ERR_OTHER, fn, "neither MPI_Init nor MPI_Session_init was called");
+  int me = g->my_rank();
+  if (me == MPI_UNDEFINED) {
+    *newcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  // The members' world ranks are their ranks in the world's contexts.
+  uint32_t hash = 2166136261u;  // FNV-1a
+  for (const char* p = stringtag; *p; ++p) hash = (hash ^ static_cast<uint8_t>(*p)) * 16777619u;
+  Comm* world = comm_world();
+  int error = MPI_SUCCESS;
+  int pair = agree_context_pair(&world->coll, g->world, me, internal_tag_for_string(hash), &error);
+  if (error != MPI_SUCCESS) return raise(&on_error, error, fn, "no context id free at every member");
+  Comm* c = comm_alloc(world);
+  errhandler_release(c->errhandler);
+  c->errhandler = e;
+  errhandler_retain(e);
+  c->session_id = g->session_id;
+  set_hints(c, info);
+  comm_open_intra(c, pair, me, g->world);
+  *newcomm = c->handle;
+  return MPI_SUCCESS;
 }
 
 AXON_API(int, MPI_Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int* result)) {

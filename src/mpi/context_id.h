@@ -113,6 +113,10 @@ int agree_context_pair(pml::Context* ctx, std::vector<int> members, int me, int 
 constexpr int kTagSplitGather = -2;
 inline int internal_tag_for_sequence(uint32_t seq) { return -0x100000 - static_cast<int>(seq & 0xfffff); }
 inline int internal_tag_for_user(int user_tag) { return -0x200000 - (user_tag & 0x0fffffff); }
+// MPI_Comm_create_from_group has no parent: its members agree on the world
+// collective context, under a tag made from a hash of the user's string tag
+// (concurrent calls must use different string tags).
+inline int internal_tag_for_string(uint32_t hash) { return -0x30000000 - static_cast<int>(hash & 0x0fffffff); }
 // Neighbourhood collectives (src/mpi/neighbor.cpp) use kTagNeighbor - k for
 // k below twice the number of cartesian dimensions: below every tag above.
 constexpr int kTagNeighbor = -0x20000000;

@@ -23,6 +23,7 @@ struct Group {
   bool predefined = false;
   int refcount = 1;
   std::vector<int> world;  // group rank -> world rank
+  uint64_t session_id = 0; // MPI_Group_from_session_pset's session; 0 otherwise
   int size() const { return static_cast<int>(world.size()); }
   // This process's rank in the group, or MPI_UNDEFINED.
   int my_rank() const;

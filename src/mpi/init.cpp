@@ -4,8 +4,10 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <mutex>
 
 #include "base/clock.h"
 #include "base/log.h"
@@ -23,31 +25,90 @@
 namespace axon::mpi {
 
 namespace {
-std::atomic<int> state{0};  // 0 not initialized, 1 running, 2 finalized
+std::atomic<int> state{0};  // World model: 0 not initialized, 1 running, 2 finalized
 int thread_level = MPI_THREAD_SINGLE;
 pthread_t main_thread;
+
+// The runtime (rte, pml, btl, the predefined communicators) is shared by the
+// World model and every session: the first user starts it, the last one
+// stops it. Starting and stopping are collective over the job (a PMIx fence
+// to exchange business cards, a barrier before shared memory goes away), so
+// processes start and stop it together: MPI_Init, or the first
+// MPI_Session_init when no World model runs; MPI_Finalize, or the last
+// MPI_Session_finalize. It can start again after it stopped (Sessions).
+//
+// The PMIx connection (rte) outlives a stop by the last session: a PMIx
+// server answers a fence that meets a client which finalized and connects
+// again with PARTIAL_SUCCESS, so a rank that stops and starts again quickly
+// would break the next start-up's fence. It ends with MPI_Finalize, or at
+// exit when only sessions used it.
+std::mutex runtime_lock;
+int runtime_users = 0;
+bool rte_up = false;
+
+void rte_finalize_at_exit() {
+  std::lock_guard<std::mutex> lock(runtime_lock);
+  if (rte_up && runtime_users == 0) {
+    rte::finalize();
+    rte_up = false;
+  }
+}
+
+void runtime_stop(bool world_ends) {
+  buffered_sends_flush();
+  // Every rank must be done with shared memory before anyone unmaps it.
+  coll::barrier(&comm_world()->coll);
+  comms_finalize();
+  btl::finalize();
+  pml::finalize();
+  if (world_ends) {
+    rte::finalize();
+    rte_up = false;
+  }
+}
 
 int start(int required, int* provided) {
   if (state.load() != 0) {
     return raise_self(MPI_ERR_OTHER, "MPI_Init",
                       state.load() == 1 ? "MPI is already initialized" : "MPI was finalized; it cannot be initialized again");
   }
-  if (rte::init() != 0) rte::abort_job(1, "MPI_Init: cannot start");
   int level = required;
   if (level < MPI_THREAD_SINGLE || level > MPI_THREAD_MULTIPLE) level = MPI_THREAD_SINGLE;
   thread_level = level;
-  if (level == MPI_THREAD_MULTIPLE) pml::enable_thread_safety();
   main_thread = pthread_self();
-  if (pml::init() != 0 || btl::init() != 0) {
-    log::error("MPI_Init failed: see the messages above");
-    rte::abort_job(1, "MPI_Init failed");
-  }
-  comms_init();
+  runtime_acquire(level);
   if (provided) *provided = level;
   state.store(1);
   return MPI_SUCCESS;
 }
 }  // namespace
+
+void runtime_acquire(int thread_level_required) {
+  std::lock_guard<std::mutex> lock(runtime_lock);
+  if (thread_level_required == MPI_THREAD_MULTIPLE) pml::enable_thread_safety();
+  if (runtime_users++ > 0) return;
+  if (!rte_up) {
+    if (rte::init() != 0) rte::abort_job(1, "MPI_Init: cannot start");
+    rte_up = true;
+    static bool exit_hook = false;
+    if (!exit_hook) exit_hook = atexit(rte_finalize_at_exit) == 0;
+  }
+  if (pml::init() != 0 || btl::init() != 0) {
+    log::error("MPI start-up failed: see the messages above");
+    rte::abort_job(1, "MPI start-up failed");
+  }
+  comms_init();
+}
+
+void runtime_release(bool world_ends) {
+  std::lock_guard<std::mutex> lock(runtime_lock);
+  if (--runtime_users == 0) runtime_stop(world_ends);
+}
+
+bool runtime_running() {
+  std::lock_guard<std::mutex> lock(runtime_lock);
+  return runtime_users > 0;
+}
 
 bool initialized() { return state.load() >= 1; }
 bool finalized() { return state.load() == 2; }
@@ -106,13 +167,8 @@ AXON_API(int, MPI_Finalize, (void)) {
   // MPI-4.1 11.2.2: MPI_COMM_SELF's attributes are deleted first, while MPI
   // is fully usable (MPI_Finalized still says false in the callbacks).
   int attr_rc = attributes_finalize();
-  buffered_sends_flush();
-  // Every rank must be done with shared memory before anyone unmaps it.
-  coll::barrier(&comm_world()->coll);
-  comms_finalize();
-  btl::finalize();
-  pml::finalize();
-  rte::finalize();
+  buffered_sends_flush();  // as if the process's buffer were detached
+  runtime_release(true);
   state.store(2);
   // A failing delete callback makes MPI_Finalize report that error, once
   // the library has shut down (raising it now would reach a closed comm).

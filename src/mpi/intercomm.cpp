@@ -11,6 +11,7 @@
 #include "mpi/communicator.h"
 #include "mpi/context_id.h"
 #include "mpi/group.h"
+#include "mpi/info.h"
 
 namespace axon::mpi {
 
@@ -272,5 +273,60 @@ AXON_API(int, MPI_Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm* newi
   Comm* n = comm_alloc(c);
   comm_open_intra(n, pair, rank, std::move(world));
   *newintracomm = n->handle;
+  return MPI_SUCCESS;
+}
+
+// MPI-4.1 7.6.2: an intercommunicator from two disjoint groups, without a
+// parent communicator (the Sessions model's way). Every process knows both
+// groups, so only the context ids need agreeing: each group runs its
+// reductions over the world's collective context among its own members (the
+// groups are disjoint, so their messages never meet), and the leaders bridge
+// over the same context under a second tag.
+AXON_API(int, MPI_Intercomm_create_from_groups,
+         (MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char* stringtag,
+          MPI_Info info, MPI_Errhandler errhandler, MPI_Comm* newintercomm)) {
+  const char* fn = "MPI_Intercomm_create_from_groups";
+  Errhandler* e = errhandler_from_handle(errhandler);
+  Comm on_error;  // errors go to the handler the new communicator would have had
+  on_error.errhandler = e ? e : errhandler_from_handle(MPI_ERRORS_ARE_FATAL);
+  if (!e) return raise(&on_error, MPI_ERR_ERRHANDLER, fn, "invalid error handler");
+  Group* lg = group_from_handle(local_group);
+  Group* rg = group_from_handle(remote_group);
+  if (!lg || !rg) return raise(&on_error, MPI_ERR_GROUP, fn, "invalid group");
+  if (!stringtag || !newintercomm) return raise(&on_error, MPI_ERR_ARG, fn, "NULL argument");
+  if (info != MPI_INFO_NULL && !info_from_handle(info)) return raise(&on_error, MPI_ERR_INFO, fn, "invalid info");
+  if (!runtime_running()) return raise(&on_error, MPI_ERR_OTHER, fn, "neither MPI_Init nor MPI_Session_init was called");
+  if (local_leader < 0 || local_leader >= lg->size()) return raise(&on_error, MPI_ERR_RANK, fn, "local_leader out of range");
+  if (remote_leader < 0 || remote_leader >= rg->size())
+    return raise(&on_error, MPI_ERR_RANK, fn, "remote_leader out of range");
+  int my_rank = lg->my_rank();
+  if (my_rank == MPI_UNDEFINED) return raise(&on_error, MPI_ERR_GROUP, fn, "this process is not in local_group");
+  for (int w : lg->world)
+    if (rg->rank_of_world(w) != MPI_UNDEFINED) return raise(&on_error, MPI_ERR_GROUP, fn, "the groups overlap");
+  uint32_t hash = 2166136261u;  // FNV-1a of the string tag
+  for (const char* p = stringtag; *p; ++p) hash = (hash ^ static_cast<uint8_t>(*p)) * 16777619u;
+  Comm* world = comm_world();
+  std::vector<int> members{lg->world[local_leader]};
+  for (int r = 0; r < lg->size(); ++r)
+    if (r != local_leader) members.push_back(lg->world[r]);
+  int me = static_cast<int>(std::find(members.begin(), members.end(), lg->world[my_rank]) - members.begin());
+  TwoGroups t{&world->coll, members, me, &world->coll, rg->world[remote_leader],
+              internal_tag_for_string(hash), internal_tag_for_string(hash ^ 0x5a5a5a5au)};
+  int error = MPI_SUCCESS;
+  int local_pair = agree_context_pair(&world->coll, t.members, t.me, t.tag, &error);
+  if (error != MPI_SUCCESS) return raise(&on_error, error, fn, "no context id free in the local group");
+  int rc = MPI_SUCCESS;
+  int pair = agree_pair_two_groups(t, &rc);
+  if (rc != MPI_SUCCESS) {
+    context_release(local_pair);
+    return raise(&on_error, rc, fn, "agreement with the remote group failed");
+  }
+  Comm* c = comm_alloc(world);
+  errhandler_release(c->errhandler);
+  c->errhandler = e;
+  errhandler_retain(e);
+  c->session_id = lg->session_id;
+  comm_open_inter(c, pair, local_pair, my_rank, lg->world, rg->world);
+  *newintercomm = c->handle;
   return MPI_SUCCESS;
 }

@@ -1,6 +1,6 @@
 // Neighbourhood collectives (MPI-4.1 8.6): MPI_Neighbor_allgather(v) and
-// MPI_Neighbor_alltoall(v,w), their nonblocking MPI_Ineighbor_* forms and the
-// large-count _c variants.
+// MPI_Neighbor_alltoall(v,w), their nonblocking MPI_Ineighbor_* and
+// persistent MPI_Neighbor_*_init forms and the large-count _c variants.
 //
 // Each call is one round of point-to-point messages on the communicator's
 // collective context: a receive from every source and a send to every
@@ -27,6 +27,8 @@
 #include <memory>
 #include <vector>
 
+#include "coll/coll.h"
+#include "coll/schedule.h"
 #include "mpi/api.h"
 #include "mpi/context_id.h"
 #include "mpi/topology.h"
@@ -80,6 +82,8 @@ int finish_blocking(std::vector<pml::Request*>& parts, int rc) {
   }
   return rc;
 }
+
+enum class Form : uint8_t { Blocking, Nonblocking, Persistent };
 
 // ---- nonblocking ----------------------------------------------------------
 
@@ -140,6 +144,36 @@ int run(Comm* c, const std::vector<Transfer>& plan, MPI_Request* request) {
   return MPI_SUCCESS;
 }
 
+// A persistent request of the plan (MPI_Neighbor_*_init): a one-round
+// collective schedule started by every MPI_Start. A schedule gives all its
+// messages one tag, so the cartesian direction travels in the order instead:
+// messages between two processes match in posting order, and each pair of
+// slots (d, -1), (d, +1) posts its sends swapped, so the block sent towards
+// +1 meets the receive of the -1 slot, as with the tags above.
+int persist(Comm* c, const Topology& t, const std::vector<Transfer>& plan, MPI_Request* request) {
+  coll::CommState* state = coll_state_of(c);
+  auto s = std::make_unique<coll::Schedule>(&c->coll, nullptr);
+  s->state = state;
+  std::vector<const Transfer*> sends;
+  for (const Transfer& x : plan) {
+    s->retain(x.type);
+    if (!x.send) {
+      if (x.peer != MPI_PROC_NULL) s->recv(x.buf, x.count, x.type, x.peer);
+    } else {
+      sends.push_back(&x);
+    }
+  }
+  for (size_t k = 0; k < sends.size(); ++k) {
+    const Transfer& x = *sends[t.kind == MPI_CART ? (k ^ 1) : k];
+    if (x.peer != MPI_PROC_NULL) s->send(x.buf, x.count, x.type, x.peer);
+  }
+  s->round();
+  pml::Request* r = coll::init_schedule(std::move(s));
+  r->comm = c;
+  *request = handle_of(r);
+  return MPI_SUCCESS;
+}
+
 // ---- argument checks -------------------------------------------------------
 
 // The communicator's topology, or the error class.
@@ -164,11 +198,11 @@ char* at(const void* base, MPI_Aint bytes) { return const_cast<char*>(static_cas
 
 template <class Count>
 int allgather(const char* fn, const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf,
-              Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request, bool nonblocking) {
+              Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request, Form form) {
   Comm* c = nullptr;
   const Topology* t = nullptr;
   if (int rc = topology_for(fn, comm, &c, &t)) return rc;
-  if (nonblocking && !request) return raise(c, MPI_ERR_ARG, fn, "request is NULL");
+  if (form != Form::Blocking && !request) return raise(c, MPI_ERR_ARG, fn, "request is NULL");
   Datatype *st = nullptr, *rt = nullptr;
   if (sendbuf == MPI_IN_PLACE || recvbuf == MPI_IN_PLACE) return raise(c, MPI_ERR_ARG, fn, "MPI_IN_PLACE");
   if (int rc = check_block(sendcount, sendtype, sendbuf, &st)) return raise(c, rc, fn, "invalid send block");
@@ -179,18 +213,19 @@ int allgather(const char* fn, const void* sendbuf, Count sendcount, MPI_Datatype
                     t->sources[k], recv_tag(*t, k)});
   for (size_t k = 0; k < t->destinations.size(); ++k)
     plan.push_back({true, const_cast<void*>(sendbuf), sendcount, st, t->destinations[k], send_tag(*t, k)});
-  int rc = run(c, plan, nonblocking ? request : nullptr);
+  int rc = form == Form::Persistent ? persist(c, *t, plan, request)
+                                    : run(c, plan, form == Form::Nonblocking ? request : nullptr);
   return rc == MPI_SUCCESS ? rc : raise(c, rc, fn);
 }
 
 template <class Count, class Displ>
 int allgatherv(const char* fn, const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                const Count recvcounts[], const Displ displs[], MPI_Datatype recvtype, MPI_Comm comm,
-               MPI_Request* request, bool nonblocking) {
+               MPI_Request* request, Form form) {
   Comm* c = nullptr;
   const Topology* t = nullptr;
   if (int rc = topology_for(fn, comm, &c, &t)) return rc;
-  if (nonblocking && !request) return raise(c, MPI_ERR_ARG, fn, "request is NULL");
+  if (form != Form::Blocking && !request) return raise(c, MPI_ERR_ARG, fn, "request is NULL");
   if (sendbuf == MPI_IN_PLACE || recvbuf == MPI_IN_PLACE) return raise(c, MPI_ERR_ARG, fn, "MPI_IN_PLACE");
   Datatype *st = nullptr, *rt = nullptr;
   if (int rc = check_block(sendcount, sendtype, sendbuf, &st)) return raise(c, rc, fn, "invalid send block");
@@ -205,17 +240,18 @@ int allgatherv(const char* fn, const void* sendbuf, Count sendcount, MPI_Datatyp
   }
   for (size_t k = 0; k < t->destinations.size(); ++k)
     plan.push_back({true, const_cast<void*>(sendbuf), sendcount, st, t->destinations[k], send_tag(*t, k)});
-  int rc = run(c, plan, nonblocking ? request : nullptr);
+  int rc = form == Form::Persistent ? persist(c, *t, plan, request)
+                                    : run(c, plan, form == Form::Nonblocking ? request : nullptr);
   return rc == MPI_SUCCESS ? rc : raise(c, rc, fn);
 }
 
 template <class Count>
 int alltoall(const char* fn, const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf,
-             Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request, bool nonblocking) {
+             Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request, Form form) {
   Comm* c = nullptr;
   const Topology* t = nullptr;
   if (int rc = topology_for(fn, comm, &c, &t)) return rc;
-  if (nonblocking && !request) return raise(c, MPI_ERR_ARG, fn, "request is NULL");
+  if (form != Form::Blocking && !request) return raise(c, MPI_ERR_ARG, fn, "request is NULL");
   if (sendbuf == MPI_IN_PLACE || recvbuf == MPI_IN_PLACE) return raise(c, MPI_ERR_ARG, fn, "MPI_IN_PLACE");
   Datatype *st = nullptr, *rt = nullptr;
   if (int rc = check_block(sendcount, sendtype, sendbuf, &st)) return raise(c, rc, fn, "invalid send block");
@@ -227,18 +263,19 @@ int alltoall(const char* fn, const void* sendbuf, Count sendcount, MPI_Datatype 
   for (size_t k = 0; k < t->destinations.size(); ++k)
     plan.push_back({true, at(sendbuf, static_cast<MPI_Aint>(k) * sendcount * st->extent), sendcount, st,
                     t->destinations[k], send_tag(*t, k)});
-  int rc = run(c, plan, nonblocking ? request : nullptr);
+  int rc = form == Form::Persistent ? persist(c, *t, plan, request)
+                                    : run(c, plan, form == Form::Nonblocking ? request : nullptr);
   return rc == MPI_SUCCESS ? rc : raise(c, rc, fn);
 }
 
 template <class Count, class Displ>
 int alltoallv(const char* fn, const void* sendbuf, const Count sendcounts[], const Displ sdispls[],
               MPI_Datatype sendtype, void* recvbuf, const Count recvcounts[], const Displ rdispls[],
-              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request, bool nonblocking) {
+              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request, Form form) {
   Comm* c = nullptr;
   const Topology* t = nullptr;
   if (int rc = topology_for(fn, comm, &c, &t)) return rc;
-  if (nonblocking && !request) return raise(c, MPI_ERR_ARG, fn, "request is NULL");
+  if (form != Form::Blocking && !request) return raise(c, MPI_ERR_ARG, fn, "request is NULL");
   if (sendbuf == MPI_IN_PLACE || recvbuf == MPI_IN_PLACE) return raise(c, MPI_ERR_ARG, fn, "MPI_IN_PLACE");
   Datatype *st = nullptr, *rt = nullptr;
   if (int rc = check_datatype(sendtype, &st)) return raise(c, rc, fn, "invalid send type");
@@ -257,7 +294,8 @@ int alltoallv(const char* fn, const void* sendbuf, const Count sendcounts[], con
     plan.push_back({true, at(sendbuf, static_cast<MPI_Aint>(sdispls[k]) * st->extent), sendcounts[k], st,
                     t->destinations[k], send_tag(*t, k)});
   }
-  int rc = run(c, plan, nonblocking ? request : nullptr);
+  int rc = form == Form::Persistent ? persist(c, *t, plan, request)
+                                    : run(c, plan, form == Form::Nonblocking ? request : nullptr);
   return rc == MPI_SUCCESS ? rc : raise(c, rc, fn);
 }
 
@@ -265,11 +303,11 @@ int alltoallv(const char* fn, const void* sendbuf, const Count sendcounts[], con
 template <class Count>
 int alltoallw(const char* fn, const void* sendbuf, const Count sendcounts[], const MPI_Aint sdispls[],
               const MPI_Datatype sendtypes[], void* recvbuf, const Count recvcounts[], const MPI_Aint rdispls[],
-              const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request* request, bool nonblocking) {
+              const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request* request, Form form) {
   Comm* c = nullptr;
   const Topology* t = nullptr;
   if (int rc = topology_for(fn, comm, &c, &t)) return rc;
-  if (nonblocking && !request) return raise(c, MPI_ERR_ARG, fn, "request is NULL");
+  if (form != Form::Blocking && !request) return raise(c, MPI_ERR_ARG, fn, "request is NULL");
   if (sendbuf == MPI_IN_PLACE || recvbuf == MPI_IN_PLACE) return raise(c, MPI_ERR_ARG, fn, "MPI_IN_PLACE");
   size_t in = t->sources.size(), out = t->destinations.size();
   if ((in > 0 && (!recvcounts || !rdispls || !recvtypes)) || (out > 0 && (!sendcounts || !sdispls || !sendtypes)))
@@ -286,7 +324,8 @@ int alltoallw(const char* fn, const void* sendbuf, const Count sendcounts[], con
     if (int rc = check_block(sendcounts[k], sendtypes[k], sendbuf, &st)) return raise(c, rc, fn, "invalid send block");
     plan.push_back({true, at(sendbuf, sdispls[k]), sendcounts[k], st, t->destinations[k], send_tag(*t, k)});
   }
-  int rc = run(c, plan, nonblocking ? request : nullptr);
+  int rc = form == Form::Persistent ? persist(c, *t, plan, request)
+                                    : run(c, plan, form == Form::Nonblocking ? request : nullptr);
   return rc == MPI_SUCCESS ? rc : raise(c, rc, fn);
 }
 
@@ -297,98 +336,98 @@ int alltoallw(const char* fn, const void* sendbuf, const Count sendcounts[], con
 AXON_API(int, MPI_Neighbor_allgather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm)) {
   return allgather("MPI_Neighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                   nullptr, false);
+                   nullptr, Form::Blocking);
 }
 AXON_API(int, MPI_Neighbor_allgather_c, (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                                          void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)) {
   return allgather("MPI_Neighbor_allgather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                   nullptr, false);
+                   nullptr, Form::Blocking);
 }
 AXON_API(int, MPI_Ineighbor_allgather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
   return allgather("MPI_Ineighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                   request, true);
+                   request, Form::Nonblocking);
 }
 AXON_API(int, MPI_Ineighbor_allgather_c,
          (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
           MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
   return allgather("MPI_Ineighbor_allgather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                   request, true);
+                   request, Form::Nonblocking);
 }
 
 AXON_API(int, MPI_Neighbor_allgatherv,
          (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
           const int displs[], MPI_Datatype recvtype, MPI_Comm comm)) {
   return allgatherv("MPI_Neighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                    comm, nullptr, false);
+                    comm, nullptr, Form::Blocking);
 }
 AXON_API(int, MPI_Neighbor_allgatherv_c,
          (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
           const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)) {
   return allgatherv("MPI_Neighbor_allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                    comm, nullptr, false);
+                    comm, nullptr, Form::Blocking);
 }
 AXON_API(int, MPI_Ineighbor_allgatherv,
          (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
           const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
   return allgatherv("MPI_Ineighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                    comm, request, true);
+                    comm, request, Form::Nonblocking);
 }
 AXON_API(int, MPI_Ineighbor_allgatherv_c,
          (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
           const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
           MPI_Request* request)) {
   return allgatherv("MPI_Ineighbor_allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                    recvtype, comm, request, true);
+                    recvtype, comm, request, Form::Nonblocking);
 }
 
 AXON_API(int, MPI_Neighbor_alltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm)) {
   return alltoall("MPI_Neighbor_alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr,
-                  false);
+                  Form::Blocking);
 }
 AXON_API(int, MPI_Neighbor_alltoall_c, (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                                         void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)) {
   return alltoall("MPI_Neighbor_alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                  nullptr, false);
+                  nullptr, Form::Blocking);
 }
 AXON_API(int, MPI_Ineighbor_alltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
   return alltoall("MPI_Ineighbor_alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                  request, true);
+                  request, Form::Nonblocking);
 }
 AXON_API(int, MPI_Ineighbor_alltoall_c,
          (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
           MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
   return alltoall("MPI_Ineighbor_alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                  request, true);
+                  request, Form::Nonblocking);
 }
 
 AXON_API(int, MPI_Neighbor_alltoallv,
          (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
           const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)) {
   return alltoallv("MPI_Neighbor_alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                   recvtype, comm, nullptr, false);
+                   recvtype, comm, nullptr, Form::Blocking);
 }
 AXON_API(int, MPI_Neighbor_alltoallv_c,
          (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype,
           void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
           MPI_Comm comm)) {
   return alltoallv("MPI_Neighbor_alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                   recvtype, comm, nullptr, false);
+                   recvtype, comm, nullptr, Form::Blocking);
 }
 AXON_API(int, MPI_Ineighbor_alltoallv,
          (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
           const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
   return alltoallv("MPI_Ineighbor_alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                   recvtype, comm, request, true);
+                   recvtype, comm, request, Form::Nonblocking);
 }
 AXON_API(int, MPI_Ineighbor_alltoallv_c,
          (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype,
           void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
           MPI_Comm comm, MPI_Request* request)) {
   return alltoallv("MPI_Ineighbor_alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                   rdispls, recvtype, comm, request, true);
+                   rdispls, recvtype, comm, request, Form::Nonblocking);
 }
 
 AXON_API(int, MPI_Neighbor_alltoallw,
@@ -396,26 +435,102 @@ AXON_API(int, MPI_Neighbor_alltoallw,
           void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
           MPI_Comm comm)) {
   return alltoallw("MPI_Neighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                   recvtypes, comm, nullptr, false);
+                   recvtypes, comm, nullptr, Form::Blocking);
 }
 AXON_API(int, MPI_Neighbor_alltoallw_c,
          (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
           void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
           MPI_Comm comm)) {
   return alltoallw("MPI_Neighbor_alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                   recvtypes, comm, nullptr, false);
+                   recvtypes, comm, nullptr, Form::Blocking);
 }
 AXON_API(int, MPI_Ineighbor_alltoallw,
          (const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
           void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
           MPI_Comm comm, MPI_Request* request)) {
   return alltoallw("MPI_Ineighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                   recvtypes, comm, request, true);
+                   recvtypes, comm, request, Form::Nonblocking);
 }
 AXON_API(int, MPI_Ineighbor_alltoallw_c,
          (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
           void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
           MPI_Comm comm, MPI_Request* request)) {
   return alltoallw("MPI_Ineighbor_alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                   rdispls, recvtypes, comm, request, true);
+                   rdispls, recvtypes, comm, request, Form::Nonblocking);
+}
+
+// ---- persistent (MPI-4.1 8.13) -----------------------------------------------
+AXON_API(int, MPI_Neighbor_allgather_init,
+         (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;  // no hints are used
+  return allgather("MPI_Neighbor_allgather_init", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                   request, Form::Persistent);
+}
+AXON_API(int, MPI_Neighbor_allgather_init_c,
+         (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;  // no hints are used
+  return allgather("MPI_Neighbor_allgather_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                   request, Form::Persistent);
+}
+AXON_API(int, MPI_Neighbor_allgatherv_init,
+         (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+          const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;  // no hints are used
+  return allgatherv("MPI_Neighbor_allgatherv_init", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                    comm, request, Form::Persistent);
+}
+AXON_API(int, MPI_Neighbor_allgatherv_init_c,
+         (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+          const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+          MPI_Request* request)) {
+  (void)info;  // no hints are used
+  return allgatherv("MPI_Neighbor_allgatherv_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                    recvtype, comm, request, Form::Persistent);
+}
+AXON_API(int, MPI_Neighbor_alltoall_init,
+         (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;  // no hints are used
+  return alltoall("MPI_Neighbor_alltoall_init", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                  request, Form::Persistent);
+}
+AXON_API(int, MPI_Neighbor_alltoall_init_c,
+         (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;  // no hints are used
+  return alltoall("MPI_Neighbor_alltoall_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                  request, Form::Persistent);
+}
+AXON_API(int, MPI_Neighbor_alltoallv_init,
+         (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+          const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;  // no hints are used
+  return alltoallv("MPI_Neighbor_alltoallv_init", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                   recvtype, comm, request, Form::Persistent);
+}
+AXON_API(int, MPI_Neighbor_alltoallv_init_c,
+         (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype,
+          void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
+          MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;  // no hints are used
+  return alltoallv("MPI_Neighbor_alltoallv_init_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                   rdispls, recvtype, comm, request, Form::Persistent);
+}
+AXON_API(int, MPI_Neighbor_alltoallw_init,
+         (const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+          void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+          MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;  // no hints are used
+  return alltoallw("MPI_Neighbor_alltoallw_init", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                   recvtypes, comm, request, Form::Persistent);
+}
+AXON_API(int, MPI_Neighbor_alltoallw_init_c,
+         (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+          void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+          MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  (void)info;  // no hints are used
+  return alltoallw("MPI_Neighbor_alltoallw_init_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                   rdispls, recvtypes, comm, request, Form::Persistent);
 }

@@ -13,6 +13,10 @@
 
 #include "pml/pml.h"
 
+namespace axon::coll {
+struct CommState;  // src/coll/internal.h
+}
+
 namespace axon::mpi {
 
 // Memory for handle objects (communicators, groups) that is never returned
@@ -82,11 +86,13 @@ struct Comm {
   std::vector<std::pair<std::string, std::string>> hints;  // MPI_Comm_set_info
   void* bsend_buffer = nullptr;  // MPI_Comm_attach_buffer's buffer (src/mpi/bsend.cpp)
   void* coll_state = nullptr;  // coll::CommState, created on first collective; freed by coll_comm_destroy
+  uint64_t session_id = 0;     // the session it derives from (src/mpi/session.h); 0: World model
   int rank() const { return p2p.rank; }
   int size() const { return p2p.size(); }
 };
 
 void coll_comm_destroy(Comm* c);  // src/mpi/coll.cpp: frees c->coll_state
+coll::CommState* coll_state_of(Comm* c);  // src/mpi/coll.cpp: created on first use
 Comm* comm_from_handle(MPI_Comm handle);
 Comm* comm_world();
 Comm* comm_self();

@@ -1,4 +1,4 @@
-/* Neighbourhood collectives, blocking and nonblocking, on cartesian (with
+/* Neighbourhood collectives, blocking, nonblocking and persistent, on cartesian (with
  * MPI_PROC_NULL neighbours, whose receive blocks stay untouched, and with
  * periodic dimensions of extent 1 and 2 where a process is its own or its
  * double neighbour), graph and distributed-graph communicators (repeated
@@ -92,7 +92,19 @@ static int sender_block(MPI_Comm comm, int k, const int *src, int rank)
     return -1;
 }
 
-static void check_allgather(MPI_Comm comm, const char *what, int nonblocking)
+/* mode 2: persistent. Started twice, with the receive buffer reset in
+ * between, so the checks see what the second start delivered. */
+static void run_persistent(MPI_Request *r, int *recv, int nints)
+{
+    CHECK_MPI(MPI_Start(r));
+    CHECK_MPI(MPI_Wait(r, MPI_STATUS_IGNORE));
+    for (int i = 0; i < nints; i++) recv[i] = SENTINEL;
+    CHECK_MPI(MPI_Start(r));
+    CHECK_MPI(MPI_Wait(r, MPI_STATUS_IGNORE));
+    CHECK_MPI(MPI_Request_free(r));
+}
+
+static void check_allgather(MPI_Comm comm, const char *what, int mode)
 {
     int rank, in, out, src[MAXN], dst[MAXN];
     MPI_Comm_rank(comm, &rank);
@@ -100,7 +112,11 @@ static void check_allgather(MPI_Comm comm, const char *what, int nonblocking)
     int send[3], recv[3 * MAXN + 3];
     for (int i = 0; i < 3; i++) send[i] = block_value(rank, 0, i);
     for (int i = 0; i < 3 * MAXN + 3; i++) recv[i] = SENTINEL;
-    if (nonblocking) {
+    if (mode == 2) {
+        MPI_Request r;
+        CHECK_MPI(MPI_Neighbor_allgather_init(send, 3, MPI_INT, recv, 3, MPI_INT, comm, MPI_INFO_NULL, &r));
+        run_persistent(&r, recv, 3 * MAXN + 3);
+    } else if (mode == 1) {
         MPI_Request r;
         CHECK_MPI(MPI_Ineighbor_allgather(send, 3, MPI_INT, recv, 3, MPI_INT, comm, &r));
         CHECK_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
@@ -124,7 +140,12 @@ static void check_allgather(MPI_Comm comm, const char *what, int nonblocking)
         total += 4;
     }
     for (int i = 0; i < 3 * MAXN + 3; i++) recv[i] = SENTINEL;
-    if (nonblocking) {
+    if (mode == 2) {
+        MPI_Request r;
+        CHECK_MPI(MPI_Neighbor_allgatherv_init(send, sendcount, MPI_INT, recv, counts, displs, MPI_INT, comm,
+                                               MPI_INFO_NULL, &r));
+        run_persistent(&r, recv, 3 * MAXN + 3);
+    } else if (mode == 1) {
         MPI_Request r;
         CHECK_MPI(MPI_Ineighbor_allgatherv(send, sendcount, MPI_INT, recv, counts, displs, MPI_INT, comm, &r));
         CHECK_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
@@ -141,7 +162,7 @@ static void check_allgather(MPI_Comm comm, const char *what, int nonblocking)
     }
 }
 
-static void check_alltoall(MPI_Comm comm, const char *what, int nonblocking)
+static void check_alltoall(MPI_Comm comm, const char *what, int mode)
 {
     int rank, in, out, src[MAXN], dst[MAXN];
     MPI_Comm_rank(comm, &rank);
@@ -151,7 +172,10 @@ static void check_alltoall(MPI_Comm comm, const char *what, int nonblocking)
         for (int i = 0; i < 2; i++) send[2 * k + i] = block_value(rank, k, i);
     for (int i = 0; i < 2 * MAXN + 2; i++) recv[i] = SENTINEL;
     MPI_Request r;
-    if (nonblocking) {
+    if (mode == 2) {
+        CHECK_MPI(MPI_Neighbor_alltoall_init(send, 2, MPI_INT, recv, 2, MPI_INT, comm, MPI_INFO_NULL, &r));
+        run_persistent(&r, recv, 2 * MAXN + 2);
+    } else if (mode == 1) {
         CHECK_MPI(MPI_Ineighbor_alltoall(send, 2, MPI_INT, recv, 2, MPI_INT, comm, &r));
         CHECK_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
     } else {
@@ -183,7 +207,11 @@ static void check_alltoall(MPI_Comm comm, const char *what, int nonblocking)
         rdispls[k] = 3 * (in - 1 - k);
     }
     for (int i = 0; i < 3 * MAXN + 3; i++) rbuf[i] = SENTINEL;
-    if (nonblocking) {
+    if (mode == 2) {
+        CHECK_MPI(MPI_Neighbor_alltoallv_init(sbuf, scounts, sdispls, MPI_INT, rbuf, rcounts, rdispls, MPI_INT, comm,
+                                              MPI_INFO_NULL, &r));
+        run_persistent(&r, rbuf, 3 * MAXN + 3);
+    } else if (mode == 1) {
         CHECK_MPI(MPI_Ineighbor_alltoallv(sbuf, scounts, sdispls, MPI_INT, rbuf, rcounts, rdispls, MPI_INT, comm, &r));
         CHECK_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
     } else {
@@ -220,7 +248,10 @@ static void check_alltoall(MPI_Comm comm, const char *what, int nonblocking)
         wrt[k] = MPI_INT;
     }
     for (int i = 0; i < 2 * MAXN + 2; i++) wrbuf[i] = SENTINEL;
-    if (nonblocking) {
+    if (mode == 2) {
+        CHECK_MPI(MPI_Neighbor_alltoallw_init(wsbuf, wsc, wsd, wst, wrbuf, wrc, wrd, wrt, comm, MPI_INFO_NULL, &r));
+        run_persistent(&r, wrbuf, 2 * MAXN + 2);
+    } else if (mode == 1) {
         CHECK_MPI(MPI_Ineighbor_alltoallw(wsbuf, wsc, wsd, wst, wrbuf, wrc, wrd, wrt, comm, &r));
         CHECK_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
     } else {
@@ -239,8 +270,10 @@ static void check_all(MPI_Comm comm, const char *what)
 {
     check_allgather(comm, what, 0);
     check_allgather(comm, what, 1);
+    check_allgather(comm, what, 2);
     check_alltoall(comm, what, 0);
     check_alltoall(comm, what, 1);
+    check_alltoall(comm, what, 2);
 }
 
 int main(int argc, char **argv)
