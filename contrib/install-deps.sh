@@ -1,14 +1,25 @@
 #!/bin/sh
-# Installs the Debian/Ubuntu packages Axon needs to build and test.
-#   contrib/install-deps.sh           build and test dependencies
+# Installs the Debian/Ubuntu packages Axon needs.
+#   contrib/install-deps.sh           to build (the RDMA verbs transport is built
+#                                     from rdma-core's headers)
+#   contrib/install-deps.sh --tests   also what the test suite uses: network
+#                                     namespaces, a one-machine Slurm, rdma-core
+#                                     tools (contrib/rxe-vm/setup.sh adds the VM's)
 #   contrib/install-deps.sh --peers   also Open MPI and MPICH (for contrib/bench)
 set -e
 packages="build-essential autoconf automake libtool pkg-config libpmix-dev libhwloc-dev procps"
-case "${1:-}" in
-  --peers) packages="$packages openmpi-bin libopenmpi-dev mpich libmpich-dev" ;;
-  "") ;;
-  *) echo "usage: $0 [--peers]" >&2; exit 2 ;;
-esac
+packages="$packages libibverbs-dev librdmacm-dev"
+# Multi-node tests (network namespaces) and the one-machine Slurm test.
+packages_multinode="iproute2 util-linux slurmd slurmctld slurm-client slurm-wlm-basic-plugins munge"
+# RDMA tools for the soft-RoCE tests and benchmarks.
+packages_verbs="ibverbs-utils ibverbs-providers rdmacm-utils perftest rdma-core"
+for arg in "$@"; do
+  case "$arg" in
+    --tests) packages="$packages $packages_multinode $packages_verbs" ;;
+    --peers) packages="$packages openmpi-bin libopenmpi-dev mpich libmpich-dev" ;;
+    *) echo "usage: $0 [--tests] [--peers]" >&2; exit 2 ;;
+  esac
+done
 
 missing=""
 for p in $packages; do

@@ -4,7 +4,7 @@
 # ends with "N passed, M failed" and fails on any failure.
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
-"$top/contrib/install-deps.sh"
+"$top/contrib/install-deps.sh" --tests
 cd "$top"
 ./autogen.sh
 mkdir -p build-tests && cd build-tests

@@ -38,7 +38,7 @@ void OutputStream::forward(int tag_job) {
                 pending_.append(chunk, static_cast<size_t>(got));
                 emit_lines(tag_job, false);
             } else {
-                write_fully(destination_, chunk, static_cast<size_t>(got));
+                deliver(chunk, static_cast<size_t>(got));
             }
             if (static_cast<size_t>(got) < sizeof chunk) return;  // drained for now
         } else if (got < 0 && errno == EINTR) {
@@ -73,7 +73,15 @@ void OutputStream::emit_lines(int tag_job, bool at_eof) {
     pending_.erase(0, start);
     // One write for all complete lines: a pipe write up to PIPE_BUF is atomic,
     // and mpirun is the only writer, so lines never interleave mid-line.
-    if (!out.empty()) write_fully(destination_, out.data(), out.size());
+    if (!out.empty()) deliver(out.data(), out.size());
+}
+
+void OutputStream::deliver(const char *data, size_t size) {
+    if (sink_) {
+        sink_(rank_, is_stderr_, data, size);
+    } else {
+        write_fully(destination_, data, size);
+    }
 }
 
 StdinForwarder::StdinForwarder(int source, UniqueFd sink) : source_(source), sink_(std::move(sink)) {

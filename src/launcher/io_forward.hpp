@@ -4,6 +4,7 @@
 #include "launcher/unique_fd.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace axon::launcher {
@@ -15,8 +16,12 @@ bool write_fully(int fd, const char *data, size_t size);
 // One output stream of one rank (its stdout or its stderr).
 class OutputStream {
 public:
-    OutputStream(UniqueFd source, int destination, uint32_t rank, bool is_stderr)
-        : source_(std::move(source)), destination_(destination), rank_(rank), is_stderr_(is_stderr) {}
+    // Where forwarded bytes go when not to a descriptor (a daemon sends them to mpirun).
+    using Sink = std::function<void(uint32_t rank, bool is_stderr, const char *data, size_t size)>;
+
+    OutputStream(UniqueFd source, int destination, uint32_t rank, bool is_stderr, Sink sink = nullptr)
+        : source_(std::move(source)), destination_(destination), rank_(rank), is_stderr_(is_stderr),
+          sink_(std::move(sink)) {}
 
     int fd() const { return source_.get(); }
     bool open() const { return static_cast<bool>(source_); }
@@ -30,11 +35,13 @@ public:
 
 private:
     void emit_lines(int tag_job, bool at_eof);
+    void deliver(const char *data, size_t size);
 
     UniqueFd source_;
     int destination_;
     uint32_t rank_;
     bool is_stderr_;
+    Sink sink_;
     std::string pending_;  // tagged mode: an incomplete last line
 };
 

@@ -1,7 +1,9 @@
 // job_map.hpp -- where each rank runs: nodes -> ranks, and each local rank's cpuset.
 //
-// The map is built for many nodes (node 0 is always the node mpirun runs on),
-// but only node 0 can be launched on for now.
+// Nodes are the hosts of -H / --hostfile in the order given (hosts that get
+// no rank are dropped); the node that names this machine, if any, is run by
+// mpirun itself, every other node by a daemon (remote.hpp). Placement is
+// decided by mpirun; binding per node, from that node's cores.
 #pragma once
 
 #include "launcher/options.hpp"
@@ -41,6 +43,8 @@ private:
 struct NodePlan {
     std::string name;
     std::vector<uint32_t> ranks;  // global ranks placed on this node, ascending
+    bool is_head = false;         // mpirun's own node (no daemon)
+    int slots = 0;
 };
 
 struct RankPlan {
@@ -54,18 +58,37 @@ struct RankPlan {
 struct JobMap {
     std::vector<NodePlan> nodes;
     std::vector<RankPlan> ranks;  // indexed by rank
-    bool bound = false;           // ranks are bound to cores
+    bool bound = false;           // every rank is bound to a core
+    int head_node = -1;           // index of mpirun's own node; -1 when it runs no rank
 
     uint32_t size() const { return static_cast<uint32_t>(ranks.size()); }
-    const NodePlan &local_node() const { return nodes.front(); }
+    bool multi_node() const { return nodes.size() > 1 || head_node < 0; }
 };
 
-// Checks that every host in `hosts` names this node; prints an error otherwise.
-bool hosts_are_local(const std::vector<HostSlots> &hosts, const std::string &this_host);
+// True when `name` is this machine: "localhost", a loopback address, or its
+// host name, short or fully qualified.
+bool names_this_node(const std::string &name, const std::string &this_host);
 
-// Places `num_ranks` ranks on this node and binds them per `policy`.
-JobMap build_job_map(uint32_t num_ranks, BindPolicy policy, const Topology &topology,
-                     const std::string &this_host);
+// Places `num_ranks` ranks on `hosts` (empty: this node only) per `policy`:
+// slot fills each host's slots in order (then round-robin when every slot is
+// taken), node deals ranks round-robin, ppr:N:node puts N on each host.
+// Returns false with `error` when the request cannot be met.
+bool place_ranks(const std::vector<HostSlots> &hosts, uint32_t num_ranks, const MapPolicy &policy,
+                 const std::string &this_host, JobMap &map, std::string &error);
+
+// The cores of this node that mpirun's cpuset may use, each reduced to those
+// cpus (PUs on machines without core objects).
+std::vector<Bitmap> usable_cores(const Topology &topology);
+// The same as hwloc list strings ("0", "2-3"), as a daemon reports them.
+std::vector<std::string> core_lists(const std::vector<Bitmap> &cores);
+std::vector<Bitmap> parse_core_lists(const std::vector<std::string> &lists);
+
+// Binds the ranks of `node` per `policy` to `cores` (that node's usable
+// cores); `whole` is the cpuset of unbound ranks (nullptr: the union of cores).
+void bind_node(JobMap &map, uint32_t node, BindPolicy policy, const std::vector<Bitmap> &cores,
+               const hwloc_bitmap_s *whole);
+// Sets map.bound once every node is bound.
+void finish_binding(JobMap &map);
 
 // Writes the --display-map report.
 void print_job_map(const JobMap &map, const std::string &nspace, std::FILE *out);

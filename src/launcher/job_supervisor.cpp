@@ -31,8 +31,16 @@ int exit_status_of_exec_failure(int failure) { return failure == ENOENT ? 127 : 
 
 }  // namespace
 
-JobSupervisor::JobSupervisor(PmixHost &host, const JobMap &map, const Topology &topology, int signal_fd)
-    : host_(host), map_(map), topology_(topology), signal_fd_(signal_fd) {}
+JobSupervisor::JobSupervisor(PmixHost &host, const JobMap &map, uint32_t node, const Topology &topology,
+                             int signal_fd, JobLink *link)
+    : host_(host), map_(map), node_(node), topology_(topology), signal_fd_(signal_fd), link_(link) {}
+
+// "rank 1 (pid 1234)", and " on HOST" when the job spans nodes.
+std::string JobSupervisor::where(uint32_t rank, int pid) const {
+    std::string text = "rank " + std::to_string(rank) + " (pid " + std::to_string(pid) + ")";
+    if (map_.multi_node() && rank < map_.size() && pid >= 0) text += " on " + map_.nodes[map_.ranks[rank].node].name;
+    return text;
+}
 
 void JobSupervisor::launch(const LaunchPlan &plan) {
     program_ = plan.argv.empty() ? plan.executable : plan.argv.front();
@@ -50,9 +58,11 @@ void JobSupervisor::launch(const LaunchPlan &plan) {
         }
     }
 
-    const uint32_t local_size = static_cast<uint32_t>(map_.local_node().ranks.size());
+    if (node_ >= map_.nodes.size()) return;  // mpirun runs no rank itself
+    const uint32_t local_size = static_cast<uint32_t>(map_.nodes[node_].ranks.size());
     ranks_.reserve(local_size);
-    for (uint32_t rank : map_.local_node().ranks) {
+    OutputStream::Sink sink = link_ ? link_->output_sink() : nullptr;
+    for (uint32_t rank : map_.nodes[node_].ranks) {
         const RankPlan &placement = map_.ranks[rank];
         SpawnRequest request;
         request.executable = plan.executable;
@@ -64,7 +74,8 @@ void JobSupervisor::launch(const LaunchPlan &plan) {
 
         std::string error;
         if (!host_.prepare_rank(rank, request.env, error)) {
-            std::fprintf(stderr, "mpirun: cannot prepare rank %u: %s; ending the job\n", rank, error.c_str());
+            std::fprintf(stderr, "%s: cannot prepare rank %u: %s; ending the job\n", label_.c_str(), rank,
+                         error.c_str());
             end_job(1);
             return;
         }
@@ -73,7 +84,7 @@ void JobSupervisor::launch(const LaunchPlan &plan) {
         env_set(request.env, "MPI_LOCALNRANKS", std::to_string(local_size));
 
         cpu_set_t affinity;
-        if (map_.bound) {
+        if (placement.core >= 0 && placement.cpuset) {
             CPU_ZERO(&affinity);
             hwloc_cpuset_to_glibc_sched_affinity(topology_.get(), placement.cpuset.get(), &affinity,
                                                  sizeof affinity);
@@ -83,18 +94,21 @@ void JobSupervisor::launch(const LaunchPlan &plan) {
         Rank entry;
         entry.rank = rank;
         if (!spawn_rank(request, entry.process, error)) {
-            std::fprintf(stderr, "mpirun: cannot start rank %u: %s; ending the job\n", rank, error.c_str());
+            std::fprintf(stderr, "%s: cannot start rank %u: %s; ending the job\n", label_.c_str(), rank, error.c_str());
             end_job(1);
             return;
         }
         entry.running = true;
-        entry.out = std::make_unique<OutputStream>(std::move(entry.process.stdout_pipe), STDOUT_FILENO, rank, false);
-        entry.err = std::make_unique<OutputStream>(std::move(entry.process.stderr_pipe), STDERR_FILENO, rank, true);
+        entry.out = std::make_unique<OutputStream>(std::move(entry.process.stdout_pipe), STDOUT_FILENO, rank, false,
+                                                   sink);
+        entry.err = std::make_unique<OutputStream>(std::move(entry.process.stderr_pipe), STDERR_FILENO, rank, true,
+                                                   sink);
         ranks_.push_back(std::move(entry));
     }
 }
 
 void JobSupervisor::signal_running(int signo) {
+    if (link_) link_->forward_signal(signo);
     for (const auto &rank : ranks_) {
         if (!rank.running) continue;
         if (kill(-rank.process.pid, signo) != 0) kill(rank.process.pid, signo);
@@ -113,7 +127,10 @@ void JobSupervisor::end_job(int exit_status) {
     ending_ = true;
     exit_status_ = exit_status;
     finalize_grace_deadline_.reset();
-    signal_running(SIGTERM);
+    if (link_) link_->end_job();
+    for (const auto &rank : ranks_) {
+        if (rank.running && kill(-rank.process.pid, SIGTERM) != 0) kill(rank.process.pid, SIGTERM);
+    }
     kill_deadline_ = Clock::now() + kill_grace;
 }
 
@@ -123,25 +140,53 @@ void JobSupervisor::on_signal(int signo) {
         return;
     }
     if (signalled_) {
-        std::fprintf(stderr, "mpirun: received signal %d (%s) again; killing the ranks\n", signo, strsignal(signo));
+        std::fprintf(stderr, "%s: received signal %d (%s) again; killing the ranks\n", label_.c_str(), signo,
+                     strsignal(signo));
         signal_running(SIGKILL);
         killed_ = true;
         return;
     }
     signalled_ = true;
-    std::fprintf(stderr, "mpirun: received signal %d (%s); forwarding it to the ranks and ending the job\n", signo,
-                 strsignal(signo));
+    std::fprintf(stderr, "%s: received signal %d (%s); forwarding it to the ranks and ending the job\n",
+                 label_.c_str(), signo, strsignal(signo));
     if (!ending_) {
         end_job(128 + signo);
     }
     signal_running(signo);
 }
 
-void JobSupervisor::on_abort(const AbortRequest &request) {
+void JobSupervisor::kill_requested(bool at_once) {
+    end_job(1);
+    if (at_once && !killed_) {
+        for (const auto &rank : ranks_) {
+            if (rank.running) kill(-rank.process.pid, SIGKILL);
+        }
+        killed_ = true;
+    }
+}
+
+void JobSupervisor::remote_abort(const AbortRequest &request, const std::string &host, int pid) {
     if (ending_) return;
+    int status = request.status & 0xff;
+    std::fprintf(stderr, "mpirun: rank %u (pid %d) on %s called MPI_Abort with status %d%s%s; ending the job\n",
+                 request.rank, pid, host.c_str(), request.status, request.message.empty() ? "" : ": ",
+                 request.message.c_str());
+    end_job(status != 0 ? status : 1);
+}
+
+void JobSupervisor::on_abort(const AbortRequest &request) {
     pid_t pid = -1;
     for (const auto &rank : ranks_) {
         if (rank.rank == request.rank) pid = rank.process.pid;
+    }
+    if (link_ && link_->reports_to_head()) {
+        link_->report_abort(request.rank, static_cast<int>(pid), request);
+        return;
+    }
+    if (ending_) return;
+    if (map_.multi_node()) {
+        remote_abort(request, map_.nodes[node_].name, static_cast<int>(pid));
+        return;
     }
     int status = request.status & 0xff;
     std::fprintf(stderr, "mpirun: rank %u (pid %d) called MPI_Abort with status %d%s%s; ending the job\n",
@@ -154,12 +199,32 @@ void JobSupervisor::on_exit(Rank &rank, int wait_status) {
     rank.running = false;
     if (rank.rank == 0 && stdin_) stdin_->stop();
     const int pid = static_cast<int>(rank.process.pid);
+    const int failure = exec_failure(rank.process);
+    const bool connected = host_.connected(rank.rank), finalized = host_.finalized(rank.rank);
+    if (link_ && link_->reports_to_head()) {
+        link_->report_exit(rank.rank, pid, wait_status, failure, connected, finalized);
+        return;
+    }
+    judge_exit(rank.rank, where(rank.rank, pid), wait_status, failure, connected, finalized);
+}
 
-    if (int failure = exec_failure(rank.process); failure != 0) {
+void JobSupervisor::remote_exit(uint32_t rank, const std::string &host, int pid, int wait_status, int exec_errno,
+                                bool connected, bool finalized) {
+    judge_exit(rank, "rank " + std::to_string(rank) + " (pid " + std::to_string(pid) + ") on " + host, wait_status,
+               exec_errno, connected, finalized);
+}
+
+// The exit policy (see the header), for a rank of any node.
+void JobSupervisor::judge_exit(uint32_t rank, const std::string &where, int wait_status, int exec_errno,
+                               bool connected, bool finalized) {
+    if (exec_errno != 0) {
         if (!ending_) {
-            std::fprintf(stderr, "mpirun: cannot run '%s' (rank %u): %s; ending the job\n", program_.c_str(),
-                         rank.rank, std::strerror(failure));
-            end_job(exit_status_of_exec_failure(failure));
+            std::string host = map_.multi_node() && rank < map_.size()
+                                   ? " on " + map_.nodes[map_.ranks[rank].node].name
+                                   : std::string();
+            std::fprintf(stderr, "mpirun: cannot run '%s' (rank %u%s): %s; ending the job\n", program_.c_str(), rank,
+                         host.c_str(), std::strerror(exec_errno));
+            end_job(exit_status_of_exec_failure(exec_errno));
         }
         return;
     }
@@ -167,18 +232,19 @@ void JobSupervisor::on_exit(Rank &rank, int wait_status) {
 
     if (WIFSIGNALED(wait_status)) {
         int signo = WTERMSIG(wait_status);
-        std::fprintf(stderr, "mpirun: rank %u (pid %d) was killed by signal %d (%s); ending the job\n", rank.rank,
-                     pid, signo, strsignal(signo));
+        std::fprintf(stderr, "mpirun: %s was killed by signal %d (%s); ending the job\n", where.c_str(), signo,
+                     strsignal(signo));
         end_job(128 + signo);
     } else if (int code = WEXITSTATUS(wait_status); code != 0) {
-        std::fprintf(stderr, "mpirun: rank %u (pid %d) exited with status %d; ending the job\n", rank.rank, pid,
-                     code);
+        std::fprintf(stderr, "mpirun: %s exited with status %d; ending the job\n", where.c_str(), code);
         end_job(code);
-    } else if (host_.connected(rank.rank) && !host_.finalized(rank.rank)) {
+    } else if (connected && !finalized) {
         // Legal for some programs (OSU's osu_latency_mt): fine if the others
         // finish soon, a hang otherwise.
-        unfinalized_.push_back(rank.rank);
-        if (any_running() && !finalize_grace_deadline_) finalize_grace_deadline_ = Clock::now() + finalize_grace;
+        unfinalized_.push_back(rank);
+        unfinalized_where_.push_back(where);
+        bool others = any_running() || (link_ && link_->active());
+        if (others && !finalize_grace_deadline_) finalize_grace_deadline_ = Clock::now() + finalize_grace;
     }
 }
 
@@ -192,16 +258,11 @@ void JobSupervisor::check_deadlines(Clock::time_point now) {
     }
     if (finalize_grace_deadline_ && now >= *finalize_grace_deadline_) {
         finalize_grace_deadline_.reset();
-        if (!ending_ && any_running() && !unfinalized_.empty()) {
-            uint32_t first = unfinalized_.front();
-            int pid = -1;
-            for (const auto &rank : ranks_) {
-                if (rank.rank == first) pid = static_cast<int>(rank.process.pid);
-            }
+        if (!ending_ && (any_running() || (link_ && link_->active())) && !unfinalized_.empty()) {
             std::fprintf(stderr,
-                         "mpirun: rank %u (pid %d) exited without calling MPI_Finalize while other ranks kept "
+                         "mpirun: %s exited without calling MPI_Finalize while other ranks kept "
                          "running; ending the job\n",
-                         first, pid);
+                         unfinalized_where_.front().c_str());
             end_job(1);
         }
     }
@@ -225,7 +286,9 @@ bool JobSupervisor::streams_open() const {
 
 int JobSupervisor::poll_timeout_ms(Clock::time_point now) const {
     std::optional<Clock::time_point> next;
-    for (const auto &deadline : {job_deadline_, kill_deadline_, finalize_grace_deadline_, drain_deadline_}) {
+    std::optional<Clock::time_point> link_deadline = link_ ? link_->deadline() : std::nullopt;
+    for (const auto &deadline :
+         {job_deadline_, kill_deadline_, finalize_grace_deadline_, drain_deadline_, link_deadline}) {
         if (deadline && (!next || *deadline < *next)) next = deadline;
     }
     if (!next) return -1;
@@ -244,7 +307,7 @@ int JobSupervisor::run() {
     std::vector<pollfd> fds;
     std::vector<OutputStream *> polled_streams;
     while (true) {
-        if (!any_running()) {
+        if (!any_running() && !(link_ && link_->active())) {
             if (!drain_deadline_) {
                 // Whatever the ranks forked may still hold their pipes; after a
                 // failure it is killed, after success it gets a moment to finish.
@@ -267,6 +330,8 @@ int JobSupervisor::run() {
             sink_slot = static_cast<int>(fds.size());
             fds.push_back({stdin_->sink(), POLLOUT, 0});
         }
+        const size_t first_link = fds.size();
+        if (link_) link_->add_poll_fds(fds);
         const size_t first_stream = fds.size();
         for (auto &rank : ranks_) {
             for (OutputStream *stream : {rank.out.get(), rank.err.get()}) {
@@ -278,7 +343,7 @@ int JobSupervisor::run() {
 
         int ready = poll(fds.data(), fds.size(), poll_timeout_ms(Clock::now()));
         if (ready < 0 && errno != EINTR) {
-            std::fprintf(stderr, "mpirun: poll: %s\n", std::strerror(errno));
+            std::fprintf(stderr, "%s: poll: %s\n", label_.c_str(), std::strerror(errno));
             end_job(1);
             usleep(10000);  // the kill deadline still runs; do not spin meanwhile
         }
@@ -290,6 +355,7 @@ int JobSupervisor::run() {
         if (stdin_slot >= 0 && fds[stdin_slot].revents) stdin_->on_input();
         if (sink_slot >= 0 && fds[sink_slot].revents) stdin_->on_output();
         if (fds[0].revents) read_signals();
+        if (link_) link_->on_poll(*this, fds, first_link);
 
         // Reap before taking aborts: a rank's abort request reaches the queue
         // before its exit, so every abort of a reaped rank is seen below.
@@ -299,10 +365,18 @@ int JobSupervisor::run() {
         while ((pid = waitpid(-1, &wait_status, WNOHANG)) > 0) exits.emplace_back(pid, wait_status);
         if (fds[1].revents) host_.clear_wakeup();
         for (const auto &request : host_.take_aborts()) on_abort(request);
+        if (link_) {
+            for (auto &event : host_.take_events()) link_->on_host_event(event);
+        }
         for (const auto &[exited, status] : exits) {
+            bool ours = false;
             for (auto &rank : ranks_) {
-                if (rank.running && rank.process.pid == exited) on_exit(rank, status);
+                if (rank.running && rank.process.pid == exited) {
+                    on_exit(rank, status);
+                    ours = true;
+                }
             }
+            if (!ours && link_) link_->on_child_exit(*this, exited, status);
         }
         check_deadlines(Clock::now());
     }

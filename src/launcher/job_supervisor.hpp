@@ -21,6 +21,8 @@
 #include "launcher/pmix_host.hpp"
 #include "launcher/spawn.hpp"
 
+#include <poll.h>
+
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -40,11 +42,42 @@ struct LaunchPlan {
     const rlimit *rank_open_files_limit = nullptr;
 };
 
+class JobSupervisor;
+
+// The other side of a multi-node job, polled by the supervisor's loop: in
+// mpirun, the daemons of the other nodes (RemoteNodes); in a daemon, its
+// connection to mpirun (Uplink).
+class JobLink {
+public:
+    virtual ~JobLink() = default;
+    virtual void add_poll_fds(std::vector<pollfd> &fds) = 0;
+    // Handles readiness of the fds it added, starting at fds[first].
+    virtual void on_poll(JobSupervisor &supervisor, const std::vector<pollfd> &fds, size_t first) = 0;
+    // A fence or direct-modex request from the local PMIx server.
+    virtual void on_host_event(HostEvent &event) = 0;
+    // A child that is not a local rank exited (a launch agent).
+    virtual void on_child_exit(JobSupervisor &supervisor, pid_t pid, int wait_status) = 0;
+    virtual void forward_signal(int signo) = 0;
+    virtual void end_job() = 0;
+    // Keeps the loop running: remote ranks or daemons still active.
+    virtual bool active() = 0;
+    // When the loop must look at the link again even if nothing arrives.
+    virtual std::optional<std::chrono::steady_clock::time_point> deadline() const { return std::nullopt; }
+    // Daemon side: exits and aborts are reported to mpirun, which decides.
+    virtual bool reports_to_head() const { return false; }
+    virtual void report_exit(uint32_t, int, int, int, bool, bool) {}
+    virtual void report_abort(uint32_t, int, const AbortRequest &) {}
+    virtual OutputStream::Sink output_sink() { return nullptr; }
+};
+
 class JobSupervisor {
 public:
     using Clock = std::chrono::steady_clock;
 
-    JobSupervisor(PmixHost &host, const JobMap &map, const Topology &topology, int signal_fd);
+    // `node` is the map's node whose ranks this process starts; `link` is
+    // null in a single-node job.
+    JobSupervisor(PmixHost &host, const JobMap &map, uint32_t node, const Topology &topology, int signal_fd,
+                  JobLink *link = nullptr);
 
     // Starts every rank. On a failure part-way it reports it and ends the job;
     // run() then collects the ranks that did start.
@@ -56,6 +89,19 @@ public:
     // True when the job ended without any failure and every rank that
     // connected to PMIx also finalized: only then is library teardown safe.
     bool ended_cleanly() const { return !ending_ && unfinalized_.empty(); }
+
+    // From the link (mpirun side): what happened to a rank on another node.
+    void remote_exit(uint32_t rank, const std::string &host, int pid, int wait_status, int exec_errno,
+                     bool connected, bool finalized);
+    void remote_abort(const AbortRequest &request, const std::string &host, int pid);
+    // Ends the job with `exit_status` (the caller printed why).
+    void fail(int exit_status) { end_job(exit_status); }
+    bool ending() const { return ending_; }
+    // Daemon side: mpirun ended the job, or vanished (then no grace).
+    void kill_requested(bool at_once);
+    void forward_to_ranks(int signo) { signal_running(signo); }
+    // How its own messages start ("mpirun", or "mpirun daemon on HOST").
+    void set_label(std::string label) { label_ = std::move(label); }
 
 private:
     struct Rank {
@@ -72,6 +118,9 @@ private:
     void on_signal(int signo);
     void on_abort(const AbortRequest &request);
     void on_exit(Rank &rank, int wait_status);
+    void judge_exit(uint32_t rank, const std::string &where, int wait_status, int exec_errno, bool connected,
+                    bool finalized);
+    std::string where(uint32_t rank, int pid) const;
     void check_deadlines(Clock::time_point now);
     bool any_running() const;
     bool streams_open() const;
@@ -80,9 +129,12 @@ private:
 
     PmixHost &host_;
     const JobMap &map_;
+    uint32_t node_;
     const Topology &topology_;
     int signal_fd_;
+    JobLink *link_;
     std::string program_;
+    std::string label_ = "mpirun";
     int tag_job_ = 0;  // the job's number in tags ("[1,rank]"); 0 when not tagging
     int timeout_seconds_ = 0;
     std::vector<Rank> ranks_;
@@ -93,6 +145,7 @@ private:
     bool signalled_ = false;
     bool killed_ = false;  // SIGKILL already sent
     std::vector<uint32_t> unfinalized_;
+    std::vector<std::string> unfinalized_where_;
     std::optional<Clock::time_point> job_deadline_;
     std::optional<Clock::time_point> kill_deadline_;
     std::optional<Clock::time_point> finalize_grace_deadline_;

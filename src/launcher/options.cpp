@@ -24,8 +24,9 @@ constexpr const char *help_text =
     "Usage: mpirun [options] program [arguments...]\n"
     "       mpiexec [options] program [arguments...]\n"
     "\n"
-    "Starts NP copies of program on this node, wired together through an\n"
-    "embedded PMIx server, and waits for them.\n"
+    "Starts NP copies of program on this node or on the hosts given, wired\n"
+    "together through PMIx servers (mpirun's own and one daemon per other host),\n"
+    "and waits for them.\n"
     "\n"
     "Options:\n"
     "  -n, -np N              number of ranks (required unless a host list gives slots)\n"
@@ -37,8 +38,15 @@ constexpr const char *help_text =
     "  --timeout SECONDS      end the job when it runs longer (exit status 124)\n"
     "  --display-map          print where each rank runs and what it is bound to\n"
     "  --oversubscribe        accepted for compatibility: more ranks than cores is allowed\n"
-    "  -H, --host LIST        hosts as name[:slots],...; only this node for now\n"
-    "  --hostfile FILE        hosts, one \"name [slots=N]\" per line; only this node for now\n"
+    "  -H, --host LIST        hosts as name[:slots],... (this machine: its name or localhost)\n"
+    "  --hostfile FILE        hosts, one \"name [slots=N]\" per line, # comments\n"
+    "  --map-by POLICY        slot (fill each host's slots in order, the default),\n"
+    "                         node (round-robin over hosts) or ppr:N:node (N per host)\n"
+    "  --launch-agent CMD     how to start a daemon on another host; {} is the host\n"
+    "                         (default: ssh -x -T -o BatchMode=yes {}; srun in Slurm)\n"
+    "  --launch-timeout SEC   daemons must connect back within SEC seconds (default 30)\n"
+    "  --head-addr ADDR       address the daemons connect back to (default: chosen\n"
+    "                         from the route to the first remote host)\n"
     "  -h, --help             this text\n"
     "  -V, --version          print the version\n"
     "\n"
@@ -76,6 +84,28 @@ std::optional<HostSlots> parse_host_entry(const std::string &entry) {
     return host;
 }
 
+bool parse_map_by(const std::string &text, MapPolicy &policy) {
+    if (text == "slot" || text == "core") {
+        policy.kind = MapPolicy::Kind::slot;
+        return true;
+    }
+    if (text == "node") {
+        policy.kind = MapPolicy::Kind::node;
+        return true;
+    }
+    // ppr:N:node
+    if (text.rfind("ppr:", 0) == 0) {
+        auto colon = text.find(':', 4);
+        if (colon == std::string::npos || text.substr(colon + 1) != "node") return false;
+        auto count = parse_positive(text.substr(4, colon - 4));
+        if (!count) return false;
+        policy.kind = MapPolicy::Kind::ppr;
+        policy.per_node = *count;
+        return true;
+    }
+    return false;
+}
+
 bool parse_host_list(const std::string &list, std::vector<HostSlots> &hosts) {
     std::stringstream stream(list);
     std::string entry;
@@ -90,7 +120,8 @@ bool parse_host_list(const std::string &list, std::vector<HostSlots> &hosts) {
     return true;
 }
 
-// Hostfile lines: "name", "name:N" or "name slots=N [other keys ignored]"; '#' comments.
+// Hostfile lines: "name", "name:N" or "name slots=N [other keys ignored]";
+// '#' starts a comment; blank lines are skipped. Errors name file:line.
 bool parse_hostfile(const std::string &path, std::vector<HostSlots> &hosts) {
     std::ifstream file(path);
     if (!file) {
@@ -98,29 +129,38 @@ bool parse_hostfile(const std::string &path, std::vector<HostSlots> &hosts) {
         return false;
     }
     std::string line;
-    while (std::getline(file, line)) {
+    size_t found = 0;
+    for (int number = 1; std::getline(file, line); ++number) {
         line = line.substr(0, line.find('#'));
         std::stringstream words(line);
         std::string first;
         if (!(words >> first)) continue;
         auto host = parse_host_entry(first);
         if (!host) {
-            report("bad hostfile entry '%s'", first);
+            std::fprintf(stderr, "mpirun: %s:%d: bad host entry '%s'; expected name[:slots] or name slots=N\n",
+                         path.c_str(), number, first.c_str());
             return false;
         }
         std::string word;
         while (words >> word) {
-            if (word.rfind("slots=", 0) != 0) continue;
+            if (word.rfind("slots=", 0) != 0 && word.rfind("max_slots=", 0) != 0) {
+                std::fprintf(stderr, "mpirun: %s:%d: unknown key '%s'; expected slots=N\n", path.c_str(), number,
+                             word.c_str());
+                return false;
+            }
+            if (word.rfind("max_slots=", 0) == 0) continue;  // Open MPI's; nothing to cap here
             auto slots = parse_positive(word.substr(6));
             if (!slots) {
-                report("bad '%s' in hostfile", word);
+                std::fprintf(stderr, "mpirun: %s:%d: bad '%s'; slots must be a positive integer\n", path.c_str(),
+                             number, word.c_str());
                 return false;
             }
             host->slots = *slots;
         }
         hosts.push_back(*host);
+        ++found;
     }
-    if (hosts.empty()) {
+    if (found == 0) {
         std::fprintf(stderr, "mpirun: hostfile '%s' names no host\n", path.c_str());
         return false;
     }
@@ -222,6 +262,34 @@ ParseOutcome parse_options(int argc, char **argv, LaunchOptions &options) {
         } else if (name == "hostfile" || name == "machinefile") {
             auto text = value();
             if (!text || !parse_hostfile(*text, options.hosts)) return ParseOutcome::exit_failure;
+        } else if (name == "map-by") {
+            auto text = value();
+            if (!text) return ParseOutcome::exit_failure;
+            if (!parse_map_by(*text, options.map_by)) {
+                report("--map-by accepts slot, node or ppr:N:node, not '%s'", *text);
+                return ParseOutcome::exit_failure;
+            }
+        } else if (name == "launch-agent") {
+            auto text = value();
+            if (!text) return ParseOutcome::exit_failure;
+            if (text->find_first_not_of(" \t") == std::string::npos) {
+                report("--launch-agent needs a command, not '%s'", *text);
+                return ParseOutcome::exit_failure;
+            }
+            options.launch_agent = *text;
+        } else if (name == "launch-timeout") {
+            auto text = value();
+            if (!text) return ParseOutcome::exit_failure;
+            auto seconds = parse_positive(*text);
+            if (!seconds) {
+                report("--launch-timeout needs a positive number of seconds, not '%s'", *text);
+                return ParseOutcome::exit_failure;
+            }
+            options.launch_timeout_seconds = *seconds;
+        } else if (name == "head-addr") {
+            auto text = value();
+            if (!text) return ParseOutcome::exit_failure;
+            options.head_address = *text;
         } else if (name == "h" || name == "help") {
             std::fputs(help_text, stdout);
             return ParseOutcome::exit_success;
@@ -239,7 +307,10 @@ ParseOutcome parse_options(int argc, char **argv, LaunchOptions &options) {
         std::fprintf(stderr, "mpirun: no program to run (see mpirun --help)\n");
         return ParseOutcome::exit_failure;
     }
-    if (options.num_ranks == 0 && options.hosts.empty()) {
+    // Without -np, the slots decide: of -H/--hostfile, or of a Slurm allocation.
+    const char *slurm_nodes = std::getenv("SLURM_JOB_NODELIST");
+    if (options.num_ranks == 0 && options.hosts.empty() && options.map_by.kind != MapPolicy::Kind::ppr &&
+        !(slurm_nodes && *slurm_nodes)) {
         std::fprintf(stderr, "mpirun: give the number of ranks with -np N (see mpirun --help)\n");
         return ParseOutcome::exit_failure;
     }

@@ -18,6 +18,12 @@ enum class BindPolicy {
     none,       // ranks inherit mpirun's own cpuset
 };
 
+// --map-by slot|node|ppr:N:node
+struct MapPolicy {
+    enum class Kind { slot, node, ppr } kind = Kind::slot;
+    int per_node = 0;  // ppr: ranks per node
+};
+
 struct LaunchOptions {
     int num_ranks = 0;                        // 0: not given on the command line
     std::vector<std::string> exported_env;    // "NAME=value", from -x
@@ -27,6 +33,11 @@ struct LaunchOptions {
     bool oversubscribe = false;               // accepted; oversubscription is always allowed
     int timeout_seconds = 0;                  // 0: no limit
     std::vector<HostSlots> hosts;             // from -H / --hostfile; empty: this node
+    MapPolicy map_by;
+    std::string launch_agent;                 // "CMD ... {} ..."; empty: ssh (or srun in Slurm)
+    int launch_timeout_seconds = 30;          // daemons must connect back within this
+    std::string head_address;                 // address daemons connect to; empty: chosen
+    bool hosts_from_slurm = false;            // node list taken from the Slurm allocation
     std::vector<std::string> program;         // the application's argv
 };
 

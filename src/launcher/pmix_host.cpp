@@ -120,21 +120,63 @@ pmix_status_t on_abort(const pmix_proc_t *proc, void *, int status, const char m
 void free_blob(void *blob) { std::free(blob); }
 
 // Called once every local participant has contributed. With one node the
-// local contribution is everyone's: hand it straight back. We own `data`;
-// it must stay valid until libpmix calls the release function.
-pmix_status_t on_fence(const pmix_proc_t[], size_t, const pmix_info_t[], size_t, char *data, size_t size,
-                       pmix_modex_cbfunc_t done, void *cbdata) {
-    if (done) {
-        done(PMIX_SUCCESS, data, size, cbdata, free_blob, data);
-    } else {
-        std::free(data);
+// local contribution is everyone's: hand it straight back. With several, the
+// main loop sends it to mpirun, which concatenates every node's and releases
+// the fence (release_fence). We own `data`; what we hand back must stay
+// valid until libpmix calls the release function.
+pmix_status_t on_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t[], size_t, char *data,
+                       size_t size, pmix_modex_cbfunc_t done, void *cbdata) {
+    if (!active_host || !active_host->multi_node()) {
+        if (done) {
+            done(PMIX_SUCCESS, data, size, cbdata, free_blob, data);
+        } else {
+            std::free(data);
+        }
+        return PMIX_SUCCESS;
     }
+    HostEvent event;
+    event.kind = HostEvent::Kind::fence;
+    for (size_t i = 0; i < nprocs; ++i) {
+        if (procs[i].rank == PMIX_RANK_WILDCARD) {
+            event.wildcard = true;
+        } else {
+            event.ranks.push_back(procs[i].rank);
+        }
+    }
+    if (nprocs == 0) event.wildcard = true;
+    if (data && size) event.data.assign(data, size);
+    std::free(data);
+    event.id = active_host->remember_callback(reinterpret_cast<void *>(done), cbdata);
+    active_host->queue_event(std::move(event));
     return PMIX_SUCCESS;
 }
 
-// Only asked for processes on other nodes; there are none yet.
-pmix_status_t on_direct_modex(const pmix_proc_t *, const pmix_info_t[], size_t, pmix_modex_cbfunc_t, void *) {
-    return PMIX_ERR_NOT_FOUND;
+// A local rank asked for data of a rank on another node (libpmix never asks
+// for local ones). Single node: there is no other node.
+pmix_status_t on_direct_modex(const pmix_proc_t *proc, const pmix_info_t[], size_t, pmix_modex_cbfunc_t done,
+                              void *cbdata) {
+    if (!active_host || !active_host->multi_node() || !proc || proc->rank == PMIX_RANK_WILDCARD) {
+        return PMIX_ERR_NOT_FOUND;
+    }
+    HostEvent event;
+    event.kind = HostEvent::Kind::modex_request;
+    event.rank = proc->rank;
+    event.id = active_host->remember_callback(reinterpret_cast<void *>(done), cbdata);
+    active_host->queue_event(std::move(event));
+    return PMIX_SUCCESS;
+}
+
+// libpmix's answer to PMIx_server_dmodex_request (its thread); it frees `data`
+// after we return, so it is copied.
+void on_local_modex(pmix_status_t status, char *data, size_t size, void *cbdata) {
+    auto token = reinterpret_cast<uintptr_t>(cbdata);
+    if (!active_host) return;
+    HostEvent event;
+    event.kind = HostEvent::Kind::modex_answer;
+    event.id = token;
+    event.status = status;
+    if (data && size) event.data.assign(data, size);
+    active_host->queue_event(std::move(event));
 }
 
 pmix_server_module_t make_module() {
@@ -194,10 +236,10 @@ bool PmixHost::start(const std::string &tmpdir, const std::string &hostname, con
     return true;
 }
 
-bool PmixHost::register_job(const std::string &nspace, const JobMap &map, const std::string &tmpdir,
-                            std::string &error) {
+bool PmixHost::register_job(const std::string &nspace, const JobMap &map, uint32_t node,
+                            const std::string &tmpdir, std::string &error) {
     nspace_ = nspace;
-    const NodePlan &local = map.local_node();
+    const NodePlan &local = map.nodes.at(node);
     const uint32_t job_size = map.size();
     const uint32_t local_size = static_cast<uint32_t>(local.ranks.size());
 
@@ -238,6 +280,7 @@ bool PmixHost::register_job(const std::string &nspace, const JobMap &map, const 
     job.add_u32(PMIX_NODE_SIZE, local_size);
     job.add_string(PMIX_LOCAL_PEERS, rank_list(local.ranks));
     job.add_rank(PMIX_LOCALLDR, local.ranks.empty() ? PMIX_RANK_INVALID : local.ranks.front());
+    job.add_u32(PMIX_NODEID, node);
     job.add_string(PMIX_TMPDIR, tmpdir);
 
     for (const auto &plan : map.ranks) {
@@ -249,7 +292,7 @@ bool PmixHost::register_job(const std::string &nspace, const JobMap &map, const 
         proc.add_u32(PMIX_NODEID, plan.node);
         proc.add_string(PMIX_HOSTNAME, map.nodes[plan.node].name);
         proc.add_u32(PMIX_APPNUM, 0);
-        if (map.bound && plan.node == 0) {
+        if (plan.core >= 0 && plan.node == node && plan.cpuset) {
             // Lets the library find peers sharing caches or a NUMA node.
             pmix_cpuset_t cpuset;
             cpuset.source = const_cast<char *>("hwloc");
@@ -323,6 +366,68 @@ std::vector<AbortRequest> PmixHost::take_aborts() {
     return std::exchange(aborts_, {});
 }
 
+void PmixHost::wake() {
+    uint64_t one = 1;
+    ssize_t written = write(wakeup_.get(), &one, sizeof one);
+    (void)written;  // a full counter is still readable: the wakeup is not lost
+}
+
+void PmixHost::queue_event(HostEvent event) {
+    {
+        std::lock_guard<std::mutex> lock(abort_mutex_);
+        events_.push_back(std::move(event));
+    }
+    wake();
+}
+
+std::vector<HostEvent> PmixHost::take_events() {
+    std::lock_guard<std::mutex> lock(abort_mutex_);
+    return std::exchange(events_, {});
+}
+
+uint64_t PmixHost::remember_callback(void *callback, void *cbdata) {
+    std::lock_guard<std::mutex> lock(abort_mutex_);
+    uint64_t id = next_id_++;
+    callbacks_[id] = Callback{callback, cbdata};
+    return id;
+}
+
+PmixHost::Callback PmixHost::take_callback(uint64_t id) {
+    std::lock_guard<std::mutex> lock(abort_mutex_);
+    auto found = callbacks_.find(id);
+    if (found == callbacks_.end()) return {};
+    Callback callback = found->second;
+    callbacks_.erase(found);
+    return callback;
+}
+
+// Hands `data` to libpmix in a malloc'ed copy it releases through free_blob.
+static void complete_modex_callback(void *function, void *cbdata, int status, const std::string &data) {
+    auto done = reinterpret_cast<pmix_modex_cbfunc_t>(function);
+    if (!done) return;
+    char *copy = static_cast<char *>(std::malloc(data.size() + 1));
+    if (!data.empty()) std::memcpy(copy, data.data(), data.size());
+    done(status, copy, data.size(), cbdata, free_blob, copy);
+}
+
+void PmixHost::release_fence(uint64_t id, int status, const std::string &all_data) {
+    Callback callback = take_callback(id);
+    complete_modex_callback(callback.function, callback.cbdata, status, all_data);
+}
+
+void PmixHost::answer_modex(uint64_t id, int status, const std::string &data) {
+    Callback callback = take_callback(id);
+    complete_modex_callback(callback.function, callback.cbdata, status, data);
+}
+
+void PmixHost::request_local_modex(uint32_t rank, uint64_t token) {
+    pmix_proc_t proc;
+    PMIX_LOAD_PROCID(&proc, nspace_.c_str(), rank);
+    void *cbdata = reinterpret_cast<void *>(static_cast<uintptr_t>(token));
+    pmix_status_t status = PMIx_server_dmodex_request(&proc, on_local_modex, cbdata);
+    if (status != PMIX_SUCCESS) on_local_modex(status, nullptr, 0, cbdata);
+}
+
 void PmixHost::note_connected(uint32_t rank) {
     if (rank < num_ranks_) ranks_[rank].connected = true;
 }
@@ -337,9 +442,7 @@ void PmixHost::queue_abort(AbortRequest request) {
         std::lock_guard<std::mutex> lock(abort_mutex_);
         aborts_.push_back(std::move(request));
     }
-    uint64_t one = 1;
-    ssize_t written = write(wakeup_.get(), &one, sizeof one);
-    (void)written;  // a full counter is still readable: the wakeup is not lost
+    wake();
 }
 
 bool PmixHost::shutdown(std::chrono::milliseconds limit) {

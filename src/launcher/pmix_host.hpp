@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,6 +24,22 @@ struct AbortRequest {
     uint32_t rank = 0;
     int status = 0;
     std::string message;
+};
+
+// Requests libpmix's thread hands to the main loop in a multi-node job.
+struct HostEvent {
+    enum class Kind {
+        fence,         // every local member entered a fence that spans nodes
+        modex_request, // a local rank wants the data of a rank on another node
+        modex_answer,  // libpmix answered request_local_modex()
+    };
+    Kind kind = Kind::fence;
+    uint64_t id = 0;               // handle for release_fence / answer_modex, or the token
+    std::vector<uint32_t> ranks;   // fence: member ranks of our nspace (empty with wildcard)
+    bool wildcard = false;         // fence: the whole nspace
+    uint32_t rank = 0;             // modex: the rank whose data is wanted
+    int status = 0;                // modex_answer: a pmix_status_t
+    std::string data;              // fence: local contribution; modex_answer: the data
 };
 
 class PmixHost {
@@ -37,13 +54,27 @@ public:
     // PMIx_server_init with the job's tmpdir; PMIX_MCA_gds must already be set.
     bool start(const std::string &tmpdir, const std::string &hostname, const Topology &topology,
                std::string &error);
-    // Registers the nspace with job-, node- and rank-level information.
-    bool register_job(const std::string &nspace, const JobMap &map, const std::string &tmpdir,
+    // Registers the nspace with job-, node- and rank-level information, as
+    // seen from node `node` of the map (its local peers, leader, size).
+    bool register_job(const std::string &nspace, const JobMap &map, uint32_t node, const std::string &tmpdir,
                       std::string &error);
+
+    // Multi-node mode: fences that span nodes and direct-modex requests for
+    // remote ranks become HostEvents for the main loop (single node: fences
+    // are answered at once, direct modex finds nothing).
+    void set_multi_node(bool on) { multi_node_ = on; }
+    std::vector<HostEvent> take_events();
+    // Completes a fence with the concatenation of every node's contribution.
+    void release_fence(uint64_t id, int status, const std::string &all_data);
+    // Answers a modex_request (status: a pmix_status_t).
+    void answer_modex(uint64_t id, int status, const std::string &data);
+    // Asks libpmix for the data a local rank published; the answer comes as a
+    // modex_answer event carrying `token`.
+    void request_local_modex(uint32_t rank, uint64_t token);
     // Registers rank's client and adds the PMIx variables to `env` (NAME=value list).
     bool prepare_rank(uint32_t rank, std::vector<std::string> &env, std::string &error);
 
-    // Readable when abort requests are queued; read it, then take_aborts().
+    // Readable when abort requests or events are queued; read it, then take_aborts() / take_events().
     int wakeup_fd() const { return wakeup_.get(); }
     void clear_wakeup() const;
     std::vector<AbortRequest> take_aborts();
@@ -59,6 +90,9 @@ public:
     void note_connected(uint32_t rank);
     void note_finalized(uint32_t rank);
     void queue_abort(AbortRequest request);
+    void queue_event(HostEvent event);
+    uint64_t remember_callback(void *callback, void *cbdata);
+    bool multi_node() const { return multi_node_; }
 
 private:
     struct RankState {
@@ -72,8 +106,18 @@ private:
     bool started_ = false;
     bool registered_ = false;
     UniqueFd wakeup_;
-    std::mutex abort_mutex_;
+    std::mutex abort_mutex_;  // guards aborts_, events_, callbacks_, next_id_
     std::vector<AbortRequest> aborts_;
+    std::vector<HostEvent> events_;
+    struct Callback {
+        void *function = nullptr;  // a pmix_modex_cbfunc_t
+        void *cbdata = nullptr;
+    };
+    std::map<uint64_t, Callback> callbacks_;
+    uint64_t next_id_ = 1;
+    bool multi_node_ = false;
+    void wake();
+    Callback take_callback(uint64_t id);
 };
 
 }  // namespace axon::launcher

@@ -79,11 +79,12 @@ int count_node_cpus() {
 // A launcher that speaks another wire-up protocol starts us with its own
 // variables; running as N singletons would silently give wrong answers.
 const char* foreign_launcher() {
-  if (getenv("PMI_FD") || getenv("PMI_RANK") || getenv("PMI_PORT")) return "a PMI-1/PMI-2 launcher (e.g. MPICH's Hydra)";
-  if (getenv("OMPI_COMM_WORLD_SIZE")) return "Open MPI's mpirun (ORTE)";
   const char* ntasks = getenv("SLURM_NTASKS");
-  if (getenv("SLURM_PROCID") && ntasks && atoi(ntasks) > 1 && getenv("SLURM_STEP_ID"))
-    return "srun without PMIx (use: srun --mpi=pmix)";
+  if (getenv("SLURM_JOB_ID") && getenv("SLURM_STEP_ID") && ntasks && atoi(ntasks) > 1)
+    return "srun without --mpi=pmix";
+  if (getenv("PMI_FD") || getenv("PMI_RANK") || getenv("PMI_SIZE") || getenv("PMI_PORT"))
+    return "a PMI-1/PMI-2 launcher (e.g. MPICH's Hydra)";
+  if (getenv("OMPI_COMM_WORLD_SIZE")) return "Open MPI's mpirun";
   return nullptr;
 }
 
@@ -127,8 +128,10 @@ int init() {
   if (!getenv("PMIX_NAMESPACE") && !getenv("PMIX_SERVER_URI41") && !getenv("PMIX_SERVER_URI4") &&
       !getenv("PMIX_SERVER_URI3") && !getenv("PMIX_SERVER_URI2")) {
     if (const char* other = foreign_launcher()) {
-      log::error("this program was started by %s, which does not offer PMIx; Axon needs a PMIx "
-                 "launcher: use Axon's mpirun, or srun --mpi=pmix under Slurm", other);
+      // N processes would otherwise each run as a singleton and give wrong answers.
+      log::error("MPI_Init: started by %s? This process has no PMIx server (PMIX_NAMESPACE is not "
+                 "set) but looks like one rank of several; Axon needs PMIx: use Axon's mpirun, or "
+                 "srun --mpi=pmix under Slurm", other);
       return 1;
     }
     return init_singleton();
@@ -143,6 +146,7 @@ int init() {
   }
   pmix_up = true;
   Job& j = the_job;
+  j = Job{};  // the runtime may start again after a finalize (Sessions)
   j.singleton = false;
   j.nspace = my_proc.nspace;
   j.rank = static_cast<int>(my_proc.rank);

@@ -18,9 +18,24 @@ expect_error "^mpirun: the number of ranks must be a positive integer, not 'x'" 
 expect_error "^mpirun: option '-np' needs a value" -np
 expect_error "^mpirun: --bind-to accepts core or none, not 'socket'" --bind-to socket -np 1 "$probe"
 expect_error "^mpirun: --timeout needs a positive number of seconds" --timeout -3 -np 1 "$probe"
-expect_error "^mpirun: host 'axon-elsewhere' is not this node .*not supported yet$" -H axon-elsewhere:2 -np 2 "$probe"
+expect_error "^mpirun: --map-by accepts slot, node or ppr:N:node, not 'socket'" --map-by socket -np 1 "$probe"
+expect_error "^mpirun: --map-by accepts slot, node or ppr:N:node, not 'ppr:0:node'" --map-by ppr:0:node "$probe"
+expect_error "^mpirun: 3 ranks do not fit --map-by ppr:1:node on 2 nodes$" --map-by ppr:1:node -H localhost,localhost.invalid -np 3 "$probe"
+expect_error "^mpirun: --launch-timeout needs a positive number of seconds, not '0'" --launch-timeout 0 -np 1 "$probe"
+# Another host: its daemon is started through the launch agent; one that fails is named.
+expect_error "^mpirun: cannot start the daemon on host axon-elsewhere: the launch agent exited with status 1 before the daemon connected" \
+    --launch-agent "false {}" -H axon-elsewhere:2 -np 2 "$probe"
 printf 'localhost slots=1\naxon-elsewhere slots=4\n' >"$work/hosts"
-expect_error "^mpirun: host 'axon-elsewhere' is not this node .*not supported yet$" --hostfile "$work/hosts" "$probe"
+expect_error "^mpirun: cannot start the daemon on host axon-elsewhere" --launch-agent false --hostfile "$work/hosts" "$probe"
+# Hostfile errors name the file and line.
+printf '# hosts\n\nlocalhost slots=2\nbad:x\n' >"$work/hosts"
+expect_error "^mpirun: $work/hosts:4: bad host entry 'bad:x'" --hostfile "$work/hosts" "$probe"
+printf 'localhost slots=two\n' >"$work/hosts"
+expect_error "^mpirun: $work/hosts:1: bad 'slots=two'; slots must be a positive integer" --hostfile "$work/hosts" "$probe"
+printf 'localhost cpus=2\n' >"$work/hosts"
+expect_error "^mpirun: $work/hosts:1: unknown key 'cpus=2'" --hostfile "$work/hosts" "$probe"
+printf '# nothing\n\n' >"$work/hosts"
+expect_error "^mpirun: hostfile '$work/hosts' names no host" --hostfile "$work/hosts" "$probe"
 
 # Spellings: -n, -np, --np, --n=2, single-dash long options, '--' before the program.
 for spelling in "-n 2" "-np 2" "--np 2" "--n=2" "-np=2"; do

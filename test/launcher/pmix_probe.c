@@ -4,6 +4,8 @@
  * PMIx_Finalize. Actions that name a rank (R:...) act on that rank only.
  *   info             print what PMIx tells about this rank and job
  *   wireup           put a card, commit, fence (collect), get and check every peer's card
+ *   dmodex           the same with a fence that collects nothing: remote cards come
+ *                    through the servers' direct modex
  *   exit=R:CODE      rank R exits with CODE (no finalize)
  *   signal=R:SIG     rank R raises signal SIG
  *   abort=R:STATUS   rank R calls PMIx_Abort(STATUS), then _exit(STATUS) like MPI_Abort
@@ -85,7 +87,7 @@ static void action_info(void) {
     printf(" nspace=%s\n", me.nspace);
 }
 
-static int action_wireup(void) {
+static int action_wireup(bool collect_data) {
     pmix_proc_t job, peer;
     PMIX_LOAD_PROCID(&job, me.nspace, PMIX_RANK_WILDCARD);
     long size = get_number(&job, PMIX_JOB_SIZE);
@@ -97,8 +99,7 @@ static int action_wireup(void) {
     if (PMIx_Put(PMIX_GLOBAL, "probe.card", &value) != PMIX_SUCCESS || PMIx_Commit() != PMIX_SUCCESS) return 3;
     PMIX_VALUE_DESTRUCT(&value);
     pmix_info_t collect;
-    bool yes = true;
-    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &collect_data, PMIX_BOOL);
     pmix_status_t status = PMIx_Fence(NULL, 0, &collect, 1);
     PMIX_INFO_DESTRUCT(&collect);
     if (status != PMIX_SUCCESS) {
@@ -119,7 +120,7 @@ static int action_wireup(void) {
         }
         if (got) PMIX_VALUE_RELEASE(got);
     }
-    printf("rank %u wireup %ld/%ld\n", me.rank, good, size);
+    printf("rank %u %s %ld/%ld\n", me.rank, collect_data ? "wireup" : "dmodex", good, size);
     return good == size ? 0 : 2;
 }
 
@@ -189,7 +190,9 @@ int main(int argc, char **argv) {
         if (strcmp(arg, "info") == 0) {
             action_info();
         } else if (strcmp(arg, "wireup") == 0) {
-            result = action_wireup();
+            result = action_wireup(true);
+        } else if (strcmp(arg, "dmodex") == 0) {
+            result = action_wireup(false);
         } else if (strncmp(arg, "exit=", 5) == 0) {
             if (rank_matches(arg + 5, &rest)) exit(atoi(rest));
         } else if (strncmp(arg, "signal=", 7) == 0) {
