@@ -10,6 +10,11 @@
 #include "base/param.h"
 #include "btl/self/self.h"
 #include "btl/sm/sm.h"
+#include "btl/tcp/tcp.h"
+#include "axon_config.h"
+#ifdef AXON_HAVE_VERBS
+#include "btl/verbs/verbs.h"
+#endif
 #include "rte/rte.h"
 
 namespace axon::btl {
@@ -17,14 +22,17 @@ namespace axon::btl {
 namespace {
 
 StringParam btl_param{"AXON_BTL", "self,sm",
-                      "Comma-separated transports to use (self, sm); a rank must be reachable "
-                      "by one of them"};
+                      "Comma-separated transports to use (self, sm, tcp, verbs); a rank must be "
+                      "reachable by one of them; unset, tcp and verbs (where an RDMA port is "
+                      "active) are added when the job spans nodes. Each peer uses the fastest "
+                      "transport that reaches it (sm, then verbs, then tcp)"};
 
 void unknown_am(int src, const void*, size_t len) {
   log::error("dropped a %zu-byte message from rank %d with no handler", len, src);
 }
 
 AmHandler handlers[kMaxAmIds];
+bool unordered[kMaxAmIds];  // set_unordered()
 std::vector<std::unique_ptr<Transport>> transports;
 std::vector<Transport*> routes;  // by world rank
 
@@ -40,12 +48,21 @@ bool enabled(const char* name) {
 
 void register_handler(int am_id, AmHandler h) { handlers[am_id] = h; }
 
+void set_unordered(int am_id) { unordered[am_id] = true; }
+bool is_unordered(int am_id) { return am_id >= 0 && am_id < kMaxAmIds && unordered[am_id]; }
+
 AmHandler handler(int am_id) {
   AmHandler h = am_id >= 0 && am_id < kMaxAmIds ? handlers[am_id] : nullptr;
   return h ? h : unknown_am;
 }
 
-std::vector<const char*> available() { return {"self", "sm"}; }
+std::vector<const char*> available() {
+  std::vector<const char*> names{"self", "sm", "tcp"};
+#ifdef AXON_HAVE_VERBS
+  names.push_back("verbs");
+#endif
+  return names;
+}
 
 int init() {
   const rte::Job& job = rte::job();
@@ -53,8 +70,8 @@ int init() {
     std::stringstream ss(btl_param.get());
     std::string item;
     while (std::getline(ss, item, ','))
-      if (item != "self" && item != "sm") {
-        log::error("AXON_BTL names an unknown transport \"%s\" (available: self, sm)", item.c_str());
+      if (item != "self" && item != "sm" && item != "tcp" && item != "verbs") {
+        log::error("AXON_BTL names an unknown transport \"%s\" (known: self, sm, tcp, verbs)", item.c_str());
         return 1;
       }
   }
@@ -64,6 +81,30 @@ int init() {
     auto sm = open_sm(&err);
     if (err) return err;
     if (sm) transports.push_back(std::move(sm));
+  }
+  // tcp: when AXON_BTL names it, and by default when some rank is on another
+  // node (the default list stays self,sm: one-node jobs open no sockets).
+  if (enabled("tcp") || (!btl_param.is_set() && job.local_size < job.size)) {
+    int err = 0;
+    auto tcp = open_tcp(&err);
+    if (err) return err;
+    if (tcp) transports.push_back(std::move(tcp));
+  }
+  // verbs: required when AXON_BTL names it; by default tried (and silently
+  // left out if unusable) when some rank is on another node.
+  if (enabled("verbs") || (!btl_param.is_set() && job.local_size < job.size)) {
+#ifdef AXON_HAVE_VERBS
+    int err = 0;
+    auto verbs = open_verbs(enabled("verbs"), &err);
+    if (err) return err;
+    if (verbs) transports.push_back(std::move(verbs));
+#else
+    if (enabled("verbs")) {
+      log::error("AXON_BTL names verbs, but this Axon was built without it (configure found no "
+                 "libibverbs/librdmacm development files)");
+      return 1;
+    }
+#endif
   }
   if (int err = rte::exchange()) return err;
   for (auto& t : transports)
@@ -75,8 +116,8 @@ int init() {
       if (t->reaches(peer) && (!routes[peer] || t->caps().latency_ns < routes[peer]->caps().latency_ns))
         routes[peer] = t.get();
     if (!routes[peer]) {
-      log::error("no transport reaches rank %d (AXON_BTL=%s); this build supports ranks on one node "
-                 "through self and sm", peer, btl_param.get().c_str());
+      log::error("no transport reaches rank %d (AXON_BTL=%s): ranks on other nodes need tcp, "
+                 "ranks on this node sm or tcp, and each rank self", peer, btl_param.get().c_str());
       return 1;
     }
   }

@@ -22,6 +22,12 @@ using AmHandler = void (*)(int src_world_rank, const void* msg, size_t len);
 constexpr int kMaxAmIds = 32;
 void register_handler(int am_id, AmHandler handler);
 AmHandler handler(int am_id);
+// The upper layer marks the messages that carry their own place (fragments
+// with their offset) as order-insensitive: a transport may deliver those out
+// of order with respect to other messages, e.g. spread over several
+// connections (btl/tcp striping). Everything else stays in order.
+void set_unordered(int am_id);
+bool is_unordered(int am_id);
 
 struct Caps {
   size_t eager_limit = 0;     // largest payload send() takes in one message

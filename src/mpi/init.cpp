@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 #include <mutex>
+#include <string>
 
 #include "base/clock.h"
 #include "base/log.h"
@@ -215,9 +216,11 @@ AXON_API(int, MPI_Get_version, (int* version, int* subversion)) {
 
 AXON_API(int, MPI_Get_library_version, (char* version, int* resultlen)) {
   if (!version || !resultlen) return raise_self(MPI_ERR_ARG, "MPI_Get_library_version", "NULL argument");
+  std::string transports;
+  for (const char* t : btl::available()) transports += (transports.empty() ? "" : ", ") + std::string(t);
   int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
-                   "Axon MPI %s (MPI %d.%d, standard ABI %d.%d; transports: self, sm)", PACKAGE_VERSION,
-                   MPI_VERSION, MPI_SUBVERSION, MPI_ABI_VERSION, MPI_ABI_SUBVERSION);
+                   "Axon MPI %s (MPI %d.%d, standard ABI %d.%d; transports: %s)", PACKAGE_VERSION,
+                   MPI_VERSION, MPI_SUBVERSION, MPI_ABI_VERSION, MPI_ABI_SUBVERSION, transports.c_str());
   *resultlen = n;
   return MPI_SUCCESS;
 }

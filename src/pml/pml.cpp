@@ -98,6 +98,7 @@ int init() {
   btl::register_handler(kAmSyncAck, am_sync_ack);
   btl::register_handler(kAmCts, am_cts);
   btl::register_handler(kAmFrag, on_frag);
+  btl::set_unordered(kAmFrag);  // each fragment carries its offset: transports may stripe them
   btl::register_handler(kAmCancel, on_cancel);
   btl::register_handler(kAmCancelReply, on_cancel_reply);
   int64_t s = spin_param.get();

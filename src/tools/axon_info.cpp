@@ -10,14 +10,16 @@
 #include <vector>
 
 #include "axon_config.h"
+#include "tools/doctor.h"
 
 namespace {
 
 void usage() {
   std::printf(
-      "usage: axon_info [--params] [--counters] [--version] [--help]\n"
+      "usage: axon_info [--params] [--counters] [--doctor] [--version] [--help]\n"
       "  --params    list every AXON_* environment parameter, its default and meaning\n"
       "  --counters  list the performance counters a running job keeps (MPI_T pvars)\n"
+      "  --doctor    check this node for RDMA: devices, ports, GIDs, MTU, ulimit -l, NUMA\n"
       "  --version   print the version\n");
 }
 
@@ -85,6 +87,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--params")) return list_params();
     if (!std::strcmp(argv[i], "--counters")) return list_counters();
+    if (!std::strcmp(argv[i], "--doctor")) return run_doctor();
     if (!std::strcmp(argv[i], "--version")) {
       std::printf("axon_info (Axon MPI) %s\n", PACKAGE_VERSION);
       return 0;

@@ -1,0 +1,77 @@
+#!/bin/bash
+# bench.sh BUILD_DIR [RUNS]: latency and bandwidth over soft-RoCE (rxe0) in the VM:
+#   perftest   ib_send_lat, ib_write_bw (the raw verbs floor of this device)
+#   Axon       contrib/bench pt2pt_latency / pt2pt_bw with AXON_BTL=verbs,self
+#   Open MPI   the same programs with pml ucx over rxe0 (when mpicc.openmpi is there)
+# Each benchmark runs RUNS times (default 3), alternating the MPIs; the table
+# printed at the end holds the medians. BUILD_DIR is a configured and built
+# Axon tree (its libmpi_abi is used in place).
+#
+# Soft-RoCE under qemu TCG is emulated end to end: absolute numbers say
+# nothing about real hardware; the ratios between rows are what to read.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+SRC=$(cd "$HERE/../.." && pwd)
+B=$(cd "${1:?usage: bench.sh BUILD_DIR [RUNS]}" && pwd)
+RUNS=${2:-3}
+OUT=$B/rxe-bench
+mkdir -p "$OUT"
+LIB=$B/.libs
+cc -O2 -I"$SRC/include" -o "$OUT/axon_lat" "$SRC/contrib/bench/pt2pt_latency.c" "$SRC/contrib/bench/bench_common.c" \
+  -L"$LIB" -Wl,-rpath,"$LIB" -lmpi_abi -lm || exit 1
+cc -O2 -I"$SRC/include" -o "$OUT/axon_bw" "$SRC/contrib/bench/pt2pt_bw.c" "$SRC/contrib/bench/bandwidth.c" \
+  "$SRC/contrib/bench/bench_common.c" -L"$LIB" -Wl,-rpath,"$LIB" -lmpi_abi -lm || exit 1
+if command -v mpicc.openmpi >/dev/null; then
+  mpicc.openmpi -O2 -o "$OUT/ompi_lat" "$SRC/contrib/bench/pt2pt_latency.c" "$SRC/contrib/bench/bench_common.c" -lm
+  mpicc.openmpi -O2 -o "$OUT/ompi_bw" "$SRC/contrib/bench/pt2pt_bw.c" "$SRC/contrib/bench/bandwidth.c" \
+    "$SRC/contrib/bench/bench_common.c" -lm
+fi
+cat > "$OUT/guest.sh" <<EOF
+#!/bin/sh
+# runs inside the VM
+B=$B; OUT=$OUT; RUNS=$RUNS
+GID=\$(for g in /sys/class/infiniband/rxe0/ports/1/gids/*; do
+  case \$(cat \$g) in 0000:0000:0000:0000:0000:ffff:*) basename \$g; break;; esac; done)
+perf() {  # perf NAME TOOL ARGS: server in the background, client when it listens
+  \$2 -d rxe0 -x \$GID \$3 > \$OUT/\$1.server 2>&1 &
+  spid=\$!
+  for i in \$(seq 100); do ss -ltn 2>/dev/null | grep -q ':18515 ' && break; sleep 0.2; done
+  \$2 -d rxe0 -x \$GID \$3 10.0.2.15 > \$OUT/\$1.client 2>&1
+  wait \$spid
+}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+UCX="-x UCX_NET_DEVICES=rxe0:1 -x UCX_TLS=rc_verbs,ud_verbs,self -x UCX_UD_VERBS_ETH_DGID_CHECK=n -x UCX_WARN_UNUSED_ENV_VARS=n"
+for r in \$(seq \$RUNS); do
+  perf send_lat.\$r ib_send_lat "-s 8 -n 2000"
+  perf write_bw.\$r ib_write_bw "-s 1048576 -n 200"
+  AXON_BTL=verbs,self \$B/src/launcher/mpirun -np 2 \$OUT/axon_lat -m 0:64K > \$OUT/axon_lat.\$r 2>&1
+  AXON_BTL=verbs,self \$B/src/launcher/mpirun -np 2 \$OUT/axon_bw -m 1K:1M -w 16 -r 5 > \$OUT/axon_bw.\$r 2>&1
+  if [ -x \$OUT/ompi_lat ]; then
+    mpirun.openmpi --allow-run-as-root --oversubscribe -np 2 --mca pml ucx --mca btl self --mca osc ^ucx \$UCX \$OUT/ompi_lat -m 0:64K > \$OUT/ompi_lat.\$r 2>&1
+    mpirun.openmpi --allow-run-as-root --oversubscribe -np 2 --mca pml ucx --mca btl self --mca osc ^ucx \$UCX \$OUT/ompi_bw -m 1K:1M -w 16 -r 5 > \$OUT/ompi_bw.\$r 2>&1
+  fi
+done
+EOF
+rm -f "$OUT"/*.[0-9] "$OUT"/*.client "$OUT"/*.server
+AXON_RXE_VM_RW=$B AXON_RXE_VM_TIMEOUT=${AXON_RXE_VM_TIMEOUT:-1200} "$HERE/run-in-rxe-vm.sh" "sh $OUT/guest.sh" || exit $?
+
+median() { sort -g | awk '{v[NR]=$1} END {if (NR) print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2); else print "-"}'; }
+# perftest: the typical latency (usec) and average bandwidth (MB/s) columns of the result line
+lat=$(for f in "$OUT"/send_lat.*.client; do awk '$1 == 8 {print $5}' "$f"; done | median)
+bw=$(for f in "$OUT"/write_bw.*.client; do awk '$1 == 1048576 {print $4}' "$f"; done | median)
+echo "perftest over rxe0: ib_send_lat 8 B typical ${lat} us; ib_write_bw 1 MiB average ${bw} MB/s"
+# contrib/bench prints "size value" rows after a header: median per size across runs
+table() {  # table PREFIX
+  for f in "$OUT/$1".[0-9]*; do [ -f "$f" ] && grep -E '^ *[0-9]+ +[0-9.]+' "$f"; done |
+    awk '{print $1, $2}' | sort -n -k1,1 -k2,2g |
+    awk '{a[$1] = a[$1] " " $2} END {for (s in a) print s, a[s]}' | sort -n |
+    while read -r size vals; do echo "$size $(echo $vals | tr ' ' '\n' | median)"; done
+}
+echo
+echo "| size (B) | Axon verbs latency (us) | Open MPI+UCX latency (us) |"
+echo "|---:|---:|---:|"
+join -a1 -e - -o 0,1.2,2.2 <(table axon_lat) <(table ompi_lat) | sed 's/ / | /g; s/^/| /; s/$/ |/'
+echo
+echo "| size (B) | Axon verbs bandwidth (MB/s) | Open MPI+UCX bandwidth (MB/s) |"
+echo "|---:|---:|---:|"
+join -a1 -e - -o 0,1.2,2.2 <(table axon_bw) <(table ompi_bw) | sed 's/ / | /g; s/^/| /; s/$/ |/'

@@ -1,0 +1,59 @@
+#!/bin/sh
+# Runs inside the soft-RoCE VM (see vm.sh), in the build directory:
+#   in-vm.sh GROUP   every program of GROUP with AXON_BTL=verbs,self, so each
+#                    byte between ranks crosses rxe0 (verbs READ/SEND/WRITE).
+# Prints PASS/FAIL per program; exits 1 when any failed.
+B=$AXON_BUILDDIR
+export AXON_BTL=verbs,self
+failed=0
+run() {  # run NAME NP PROGRAM [ARGS]
+  name=$1 np=$2; shift 2
+  start=$(date +%s)
+  if timeout -k 5 120 "$B/src/launcher/mpirun" -np "$np" "$B/$@" > /tmp/out.$$ 2>&1; then
+    echo "PASS  $name ($(( $(date +%s) - start ))s)"
+  else
+    echo "FAIL  $name (exit $?):"; tail -20 /tmp/out.$$ | sed 's/^/      | /'; failed=1
+  fi
+}
+case "$1" in
+  pingpong)
+    run pingpong_np2 2 test/verbs/pingpong
+    run pingpong_np3 3 test/verbs/pingpong 2097152
+    # tiny eager limit and few credits: every message beyond 256 B is an RDMA
+    # READ, and senders keep running out of credits
+    AXON_BTL_VERBS_EAGER_LIMIT=256 AXON_BTL_VERBS_CREDITS=4 AXON_BTL_VERBS_SEND_BUFFERS=8 \
+      run pingpong_small_np2 2 test/verbs/pingpong 1048576 ;;
+  p2p)
+    for p in p2p_basic p2p_ordering p2p_modes p2p_nonblocking p2p_probe p2p_persistent; do
+      run "$p"_np2 2 test/mpi/$p
+    done
+    # The first send to a peer waits in the PML's queue while the connection
+    # is set up: cancelling it must still work (src/pml/protocol.cpp cancel_send).
+    run cancel_send_np2 2 test/p2p/cancel_send ;;
+  coll)
+    run coll_min_np2 2 test/mpi/coll_min
+    run coll_min_np3 3 test/mpi/coll_min
+    run coll_barrier_np3 3 test/coll/coll_driver barrier
+    run coll_alltoall_np2 2 test/coll/coll_driver alltoall
+    run coll_bcast_np2 2 test/coll/coll_driver bcast
+    run coll_allreduce_np2 2 test/coll/coll_driver allreduce ;;
+  doctor)
+    out=$("$B/src/tools/axon_info" --doctor 2>&1); rc=$?
+    echo "$out"
+    for want in rxe0 ACTIVE Ethernet "RoCE v2" "ulimit -l"; do
+      echo "$out" | grep -q "$want" || { echo "FAIL  doctor: no '$want' in the output"; failed=1; }
+    done
+    [ $rc = 0 ] || { echo "FAIL  doctor exit $rc"; failed=1; }
+    [ $failed = 0 ] && echo "PASS  doctor"
+    # A locked-memory limit too low for the transport's buffers, without
+    # CAP_IPC_LOCK (root ignores the limit): start-up must fail and say so.
+    out=$(setpriv --bounding-set=-ipc_lock sh -c "ulimit -l 64; AXON_BTL=verbs,self timeout 60 \
+          $B/src/launcher/mpirun -np 2 $B/test/verbs/pingpong 4096" 2>&1); rc=$?
+    if [ $rc -ne 0 ] && echo "$out" | grep -q "locked-memory limit (ulimit -l) is 64 KiB; raise it"; then
+      echo "PASS  memlock_too_low"
+    else
+      echo "$out"; echo "FAIL  memlock_too_low (exit $rc, expected the ulimit -l message)"; failed=1
+    fi ;;
+  *) echo "unknown group $1"; exit 2 ;;
+esac
+exit $failed

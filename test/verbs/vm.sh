@@ -1,0 +1,20 @@
+#!/bin/bash
+# vm.sh GROUP: runs test/verbs/in-vm.sh GROUP inside the soft-RoCE VM
+# (contrib/rxe-vm: qemu + Debian kernel + rdma_rxe), the build tree shared
+# read-write. Skips (77) when the VM cannot be prepared on this host (no
+# qemu, no kernel package, no network for apt) or Axon was built without verbs.
+set -u
+: "${AXON_SRCDIR:?}" "${AXON_BUILDDIR:?}"
+if ! grep -q '^#define AXON_HAVE_VERBS 1' "$AXON_BUILDDIR/axon_config.h"; then
+  echo "SKIP: built without the verbs transport (install libibverbs-dev librdmacm-dev, re-run configure)"
+  exit 77
+fi
+if ! setup=$("$AXON_SRCDIR/contrib/rxe-vm/setup.sh" 2>&1); then
+  echo "$setup"
+  echo "SKIP: the soft-RoCE VM cannot be prepared here: $(echo "$setup" | tail -n 1)"
+  exit 77
+fi
+cd "$AXON_BUILDDIR" || exit 1
+export AXON_RXE_VM_RW=$AXON_BUILDDIR AXON_RXE_VM_TIMEOUT=${AXON_RXE_VM_TIMEOUT:-110}
+export AXON_RXE_VM_ENV="AXON_BUILDDIR AXON_SRCDIR"
+exec "$AXON_SRCDIR/contrib/rxe-vm/run-in-rxe-vm.sh" "sh $AXON_SRCDIR/test/verbs/in-vm.sh $1"
