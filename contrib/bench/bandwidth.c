@@ -129,8 +129,8 @@ int bandwidth_main(int argc, char **argv, const char *program, int bidirectional
     size_t size_count = bench_size_list(opt.min_size, opt.max_size, &sizes);
     size_t capacity = opt.max_size + BENCH_GUARD_BYTES;
     stream s = {
-        .send_buf = bench_alloc_touched(capacity),
-        .recv_buf = bench_alloc_touched(capacity),
+        .send_buf = bench_alloc_buffer(&opt, capacity),
+        .recv_buf = bench_alloc_buffer(&opt, capacity),
         .window = opt.window, .rank = opt.rank, .bidirectional = bidirectional,
         .requests = malloc(2 * (size_t)opt.window * sizeof(MPI_Request)),
         .statuses = malloc(2 * (size_t)opt.window * sizeof(MPI_Status)),
@@ -179,8 +179,8 @@ int bandwidth_main(int argc, char **argv, const char *program, int bidirectional
     free(rates);
     free(s.statuses);
     free(s.requests);
-    free(s.send_buf);
-    free(s.recv_buf);
+    bench_free_buffer(s.send_buf);
+    bench_free_buffer(s.recv_buf);
     free(sizes);
     MPI_Finalize();
     return 0;

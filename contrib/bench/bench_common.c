@@ -3,6 +3,7 @@
 
 #include "bench_common.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +33,9 @@ static void usage(const char *program, const bench_defaults *d)
         fprintf(stderr, "  -w WINDOW   messages in flight per window; default %d\n", d->window);
     fprintf(stderr,
             "  -t SECONDS  cap on one size's timed part (fewer steps when a step is slow,\n"
-            "              e.g. oversubscribed); default %g\n",
+            "              e.g. oversubscribed); default %g\n"
+            "  -d cuda [D|H D|H]  GPU buffers: placement of rank 0's and the other ranks' buffers\n"
+            "              (D: device memory, H: host memory); default D D\n",
             d->size_time_cap_s);
 }
 
@@ -68,6 +71,135 @@ static int parse_positive_long(const char *text, long *out)
     return 0;
 }
 
+/* ---- GPU buffers through the CUDA driver, dlopen'ed ----------------------- */
+static struct {
+    int (*init)(unsigned);
+    int (*count)(int *);
+    int (*retain)(void **, int);
+    int (*set_current)(void *);
+    int (*alloc)(unsigned long long *, size_t);
+    int (*release)(unsigned long long);
+    int (*htod)(unsigned long long, const void *, size_t);
+    int (*dtoh)(void *, unsigned long long, size_t);
+} cu;
+enum { MAX_DEVICE_BUFFERS = 16 };
+static struct { void *p; size_t n; } device_buffers[MAX_DEVICE_BUFFERS];
+
+static const char *device_problem(const bench_options *o)
+{
+    const char *path = getenv("BENCH_CUDA_LIBRARY");
+    void *lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW);
+    if (!lib)
+        return "the CUDA driver (libcuda.so.1) cannot be loaded";
+#define CU_SYM(field, name) \
+    if (!(*(void **)&cu.field = dlsym(lib, name))) return "the CUDA driver lacks " name
+    CU_SYM(init, "cuInit");
+    CU_SYM(count, "cuDeviceGetCount");
+    CU_SYM(retain, "cuDevicePrimaryCtxRetain");
+    CU_SYM(set_current, "cuCtxSetCurrent");
+    CU_SYM(alloc, "cuMemAlloc_v2");
+    CU_SYM(release, "cuMemFree_v2");
+    CU_SYM(htod, "cuMemcpyHtoD_v2");
+    CU_SYM(dtoh, "cuMemcpyDtoH_v2");
+#undef CU_SYM
+    int n = 0;
+    if (cu.init(0) != 0 || cu.count(&n) != 0 || n <= 0)
+        return "the driver reports no device";
+    /* Ranks of one node spread over its devices. */
+    MPI_Comm node;
+    int local = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, o->rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &local);
+    MPI_Comm_free(&node);
+    void *ctx = NULL;
+    if (cu.retain(&ctx, local % n) != 0 || cu.set_current(ctx) != 0)
+        return "cannot create a CUDA context";
+    return NULL;
+}
+
+static void bench_device_open(const bench_options *o)
+{
+    const char *problem = device_problem(o);
+    int bad = problem != NULL, any_bad = 0;
+    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (problem)
+        fprintf(stderr, "%s: rank %d: no CUDA device: %s\n", o->program, o->rank, problem);
+    if (any_bad) {
+        MPI_Finalize();
+        exit(1);
+    }
+}
+
+static int device_index(const void *p)
+{
+    for (int i = 0; i < MAX_DEVICE_BUFFERS; i++)
+        if (device_buffers[i].p == p && p)
+            return i;
+    return -1;
+}
+
+void *bench_alloc_buffer(const bench_options *o, size_t bytes)
+{
+    if (!o->device || o->place[o->rank == 0 ? 0 : 1] != 'D')
+        return bench_alloc_touched(bytes);
+    unsigned long long d = 0;
+    int slot = device_index(NULL);
+    for (int i = 0; i < MAX_DEVICE_BUFFERS && slot < 0; i++)
+        if (!device_buffers[i].p) slot = i;
+    if (slot < 0 || cu.alloc(&d, bytes ? bytes : 1) != 0) {
+        fprintf(stderr, "bench: cannot allocate %zu bytes of device memory\n", bytes);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    device_buffers[slot].p = (void *)(size_t)d;
+    device_buffers[slot].n = bytes;
+    void *zero = calloc(1, bytes ? bytes : 1);
+    bench_copy_in(device_buffers[slot].p, zero, bytes);
+    free(zero);
+    return device_buffers[slot].p;
+}
+
+void bench_free_buffer(void *buf)
+{
+    int i = device_index(buf);
+    if (i < 0) {
+        free(buf);
+        return;
+    }
+    cu.release((unsigned long long)(size_t)buf);
+    device_buffers[i].p = NULL;
+}
+
+/* A device buffer containing `p`, or -1 (the checks pass interior pointers too). */
+static int device_containing(const void *p)
+{
+    for (int i = 0; i < MAX_DEVICE_BUFFERS; i++) {
+        const char *b = device_buffers[i].p;
+        if (b && (const char *)p >= b && (const char *)p < b + (device_buffers[i].n ? device_buffers[i].n : 1))
+            return i;
+    }
+    return -1;
+}
+
+void bench_copy_in(void *buf, const void *host, size_t bytes)
+{
+    if (!bytes) return;
+    if (device_containing(buf) < 0) memcpy(buf, host, bytes);
+    else if (cu.htod((unsigned long long)(size_t)buf, host, bytes) != 0) {
+        fprintf(stderr, "bench: copy to the device failed\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
+void bench_copy_out(void *host, const void *buf, size_t bytes)
+{
+    if (!bytes) return;
+    if (device_containing(buf) < 0) memcpy(host, buf, bytes);
+    else if (cu.dtoh(host, (unsigned long long)(size_t)buf, bytes) != 0) {
+        fprintf(stderr, "bench: copy from the device failed\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
 static void leave_on_usage_error(const char *program, const bench_defaults *d,
                                  int rank, const char *message, const char *arg)
 {
@@ -97,10 +229,18 @@ void bench_parse_options(int argc, char **argv, const char *program,
 
     /* Hand-rolled rather than getopt: launchers differ in what they leave in
      * argv, and every rank must reach the same verdict on its own. */
+    o->place[0] = o->place[1] = 'H';
+    int placements = 0;
     for (int i = 1; i < argc; i++) {
         const char *flag = argv[i];
         if (strcmp(flag, "-h") == 0 || strcmp(flag, "--help") == 0)
             leave_on_usage_error(program, d, o->rank, NULL, NULL);
+        if ((flag[0] == 'D' || flag[0] == 'H') && flag[1] == '\0') {
+            if (placements == 2)
+                leave_on_usage_error(program, d, o->rank, "more than two placements", flag);
+            o->place[placements++] = flag[0];
+            continue;
+        }
         if (flag[0] != '-' || flag[1] == '\0' || flag[2] != '\0')
             leave_on_usage_error(program, d, o->rank, "unknown argument", flag);
         if (i + 1 >= argc)
@@ -157,6 +297,11 @@ void bench_parse_options(int argc, char **argv, const char *program,
                 leave_on_usage_error(program, d, o->rank, "-w needs a count in 1..65536", value);
             o->window = (int)number;
             break;
+        case 'd':
+            if (strcmp(value, "cuda") != 0)
+                leave_on_usage_error(program, d, o->rank, "-d supports only cuda", value);
+            o->device = 1;
+            break;
         case 't': {
             char *end = NULL;
             double seconds = strtod(value, &end);
@@ -172,6 +317,14 @@ void bench_parse_options(int argc, char **argv, const char *program,
     if (o->nranks < 2)
         leave_on_usage_error(program, d, o->rank,
                              "needs at least 2 ranks (ranks 0 and 1 measure)", NULL);
+    if (placements == 1)
+        leave_on_usage_error(program, d, o->rank, "give two placements (rank 0's, the others')", NULL);
+    if (o->device && placements == 0)
+        o->place[0] = o->place[1] = 'D';
+    if (!o->device && (o->place[0] == 'D' || o->place[1] == 'D'))
+        leave_on_usage_error(program, d, o->rank, "device placement D needs -d cuda", NULL);
+    if (o->device)
+        bench_device_open(o);
 }
 
 size_t bench_size_list(size_t min_size, size_t max_size, size_t **sizes)
@@ -234,6 +387,9 @@ void bench_print_header(const bench_options *o, const char *columns, const char 
     printf("# sizes: %zu:%zu  iterations: %ld  warmup: %ld  time cap per size: %g s%s%s\n",
            o->min_size, o->max_size, o->iterations, o->warmup, o->size_time_cap_s,
            extra ? "  " : "", extra ? extra : "");
+    if (o->device)
+        printf("# buffers: cuda; rank 0 %s, other ranks %s\n", o->place[0] == 'D' ? "device" : "host",
+               o->place[1] == 'D' ? "device" : "host");
     printf("# %s\n", columns);
     fflush(stdout);
 }
@@ -248,6 +404,13 @@ static unsigned char pattern_byte(size_t offset, size_t size, unsigned seed)
 
 void bench_fill_pattern(unsigned char *buf, size_t size, unsigned seed)
 {
+    if (device_containing(buf) >= 0) {
+        unsigned char *host = malloc(size ? size : 1);
+        bench_fill_pattern(host, size, seed);
+        bench_copy_in(buf, host, size);
+        free(host);
+        return;
+    }
     for (size_t i = 0; i < size; i++)
         buf[i] = pattern_byte(i, size, seed);
 }
@@ -256,6 +419,13 @@ enum { POISON_BYTE = 0xA5 };
 
 void bench_poison(unsigned char *buf, size_t bytes)
 {
+    if (device_containing(buf) >= 0) {
+        unsigned char *host = malloc(bytes ? bytes : 1);
+        memset(host, POISON_BYTE, bytes);
+        bench_copy_in(buf, host, bytes);
+        free(host);
+        return;
+    }
     memset(buf, POISON_BYTE, bytes);
 }
 
@@ -274,6 +444,14 @@ void bench_check_or_abort(const bench_options *o, const unsigned char *buf,
                           size_t capacity, size_t size, unsigned seed,
                           const MPI_Status *status, const char *where)
 {
+    if (device_containing(buf) >= 0) {
+        /* Check a host copy of the device buffer. */
+        unsigned char *host = malloc(capacity ? capacity : 1);
+        bench_copy_out(host, buf, capacity);
+        bench_check_or_abort(o, host, capacity, size, seed, status, where);
+        free(host);
+        return;
+    }
     int received = -1;
     MPI_Get_count(status, MPI_BYTE, &received);
     if (received < 0 || (size_t)received != size) {

@@ -35,6 +35,8 @@ typedef struct bench_options {
     int reps, window;
     double size_time_cap_s;
     int rank, nranks;
+    int device;      /* -d cuda: buffers may be GPU memory */
+    char place[2];   /* 'H' or 'D': buffers of rank 0 and of the other ranks (OSU's "D D", "H D") */
 } bench_options;
 
 /* Parses argv on every rank identically (all ranks see the same command
@@ -50,6 +52,20 @@ size_t bench_size_list(size_t min_size, size_t max_size, size_t **sizes);
 /* Page-aligned buffer of at least `bytes`, every page written once so the
  * first timed iteration does not pay for page faults. */
 void *bench_alloc_touched(size_t bytes);
+
+/* --- GPU buffers --------------------------------------------------------
+ * `-d cuda` with placements "D D" / "H D" / "D H" / "H H" after the options
+ * (rank 0's buffers, then the others'; default D D), as OSU's benchmarks.
+ * The CUDA driver is dlopen'ed (BENCH_CUDA_LIBRARY, default libcuda.so.1),
+ * so the programs still build with any MPI and without CUDA; without a
+ * driver or device every rank says "no CUDA device" and the program exits 1.
+ * bench_alloc_buffer() places a buffer as this rank's placement says; the
+ * pattern, poison and check functions below accept device buffers. */
+void *bench_alloc_buffer(const bench_options *opt, size_t bytes);
+void bench_free_buffer(void *buf);
+/* Copies between host memory and a buffer from bench_alloc_buffer. */
+void bench_copy_in(void *buf, const void *host, size_t bytes);
+void bench_copy_out(void *host, const void *buf, size_t bytes);
 
 /* Prints the header: program, MPI library, ranks, parameters, column names. */
 void bench_print_header(const bench_options *opt, const char *columns,

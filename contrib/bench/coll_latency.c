@@ -24,7 +24,8 @@ typedef struct run {
     const char *op;
     int nonblocking;
     size_t size;
-    int *send, *recv;
+    int *send, *recv;  /* host or device memory (-d cuda) */
+    size_t capacity;
     int rank, nranks;
     double compute_us; /* nonblocking: compute time per call */
 } run;
@@ -79,11 +80,15 @@ static void verify(run *r)
 {
     const char *op = base_op(r->op);
     size_t ints = r->size / sizeof(int), n = (size_t)r->nranks;
-    int *s = r->send, *d = r->recv;
+    /* Host copies: the buffers may be device memory. */
+    int *s = malloc(r->capacity), *d = malloc(r->capacity);
     size_t words = (!strcmp(op, "allgather") || !strcmp(op, "alltoall")) ? n * r->size / sizeof(int) : r->size / sizeof(int);
     for (size_t i = 0; i < words; i++) s[i] = (int)(r->rank * 131 + i), d[i] = -1;
     if (!strcmp(op, "bcast")) memcpy(d, s, r->size);
+    bench_copy_in(r->send, s, words * sizeof(int));
+    bench_copy_in(r->recv, d, words * sizeof(int));
     one_call(r);
+    bench_copy_out(d, r->recv, words * sizeof(int));
     int bad = 0;
     if (!strcmp(op, "allreduce") || (!strcmp(op, "reduce") && r->rank == 0)) {
         for (size_t i = 0; i < ints && !bad; i++) {
@@ -102,6 +107,8 @@ static void verify(run *r)
             for (size_t i = 0; i < ints && !bad; i++)
                 bad = d[k * ints + i] != (int)(k * 131 + (size_t)r->rank * ints + i);
     }
+    free(s);
+    free(d);
     if (bad) {
         fprintf(stderr, "coll_latency: DATA CHECK FAILED: %s, %zu bytes, rank %d\n", r->op, r->size, r->rank);
         MPI_Abort(MPI_COMM_WORLD, 3);
@@ -178,8 +185,9 @@ int main(int argc, char **argv)
     size_t per_rank_max = opt.max_size + sizeof(int);
     size_t capacity = per_rank_max * (size_t)opt.nranks + BENCH_GUARD_BYTES;
     run r = {.op = op, .nonblocking = op[0] == 'i', .rank = opt.rank, .nranks = opt.nranks};
-    r.send = bench_alloc_touched(capacity);
-    r.recv = bench_alloc_touched(capacity);
+    r.send = bench_alloc_buffer(&opt, capacity);
+    r.recv = bench_alloc_buffer(&opt, capacity);
+    r.capacity = capacity;
     double *samples = malloc((size_t)(opt.iterations > MIN_SAMPLES ? opt.iterations : MIN_SAMPLES) * sizeof *samples);
     char extra[128];
     snprintf(extra, sizeof extra, "collective: %s; batch of %d calls up to %d B", op, BATCH, BATCH_UP_TO);
@@ -214,8 +222,8 @@ int main(int argc, char **argv)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     free(samples);
-    free(r.send);
-    free(r.recv);
+    bench_free_buffer(r.send);
+    bench_free_buffer(r.recv);
     free(sizes);
     MPI_Finalize();
     return 0;

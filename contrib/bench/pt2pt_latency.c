@@ -83,8 +83,8 @@ int main(int argc, char **argv)
     size_t size_count = bench_size_list(opt.min_size, opt.max_size, &sizes);
     size_t capacity = opt.max_size + BENCH_GUARD_BYTES;
     ping_pong p = {
-        .send_buf = bench_alloc_touched(capacity),
-        .recv_buf = bench_alloc_touched(capacity),
+        .send_buf = bench_alloc_buffer(&opt, capacity),
+        .recv_buf = bench_alloc_buffer(&opt, capacity),
         .size = 0, .rank = opt.rank,
     };
     /* Enough room for the largest plan: every round trip its own sample. */
@@ -144,8 +144,8 @@ int main(int argc, char **argv)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     free(samples);
-    free(p.send_buf);
-    free(p.recv_buf);
+    bench_free_buffer(p.send_buf);
+    bench_free_buffer(p.recv_buf);
     free(sizes);
     MPI_Finalize();
     return 0;

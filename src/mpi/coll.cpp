@@ -3,8 +3,11 @@
 // (MPI_I*) and persistent (*_init) form, each also with large counts (_c);
 // the forms share one checking function per collective (do_*), and the
 // entry points at the end of the file only forward to it.
+#include <memory>
+#include <unordered_map>
 #include <vector>
 
+#include "accel/coll_staging.h"
 #include "coll/coll.h"
 #include "mpi/api.h"
 #include "mpi/communicator.h"
@@ -28,10 +31,34 @@ coll::CommState* state_of(Comm* c) {
 // during it defers the deallocation).
 void release_comm(pml::Request* r) { --static_cast<Comm*>(r->comm)->pending; }
 
-int submit(Comm* c, const char* fn, const coll::Args& a, Call call) {
+// GPU buffers run the host algorithm on host copies (src/accel/coll_staging.h);
+// a nonblocking call copies its result back when it completes. Staged
+// requests in flight, under the pml lock:
+std::unordered_map<pml::Request*, std::unique_ptr<accel::CollStaging>> staged_requests;
+
+void finish_staged(pml::Request* r) {
+  if (auto it = staged_requests.find(r); it != staged_requests.end()) {
+    int rc = it->second->finish();
+    if (rc != MPI_SUCCESS && r->error == MPI_SUCCESS) r->error = rc;
+    staged_requests.erase(it);
+  }
+  release_comm(r);
+}
+
+int submit(Comm* c, const char* fn, const coll::Args& args, Call call) {
   int rc;
+  coll::Args staged_args;
+  std::unique_ptr<accel::CollStaging> staging;
+  if (accel::collective_on_device(args)) {
+    if (call.mode == Mode::Persistent)
+      return raise(c, MPI_ERR_UNSUPPORTED_OPERATION, fn, "persistent collectives on GPU buffers are not supported");
+    staged_args = args;
+    if ((rc = accel::stage_collective(&staged_args, c->size(), &staging)) != MPI_SUCCESS) return raise(c, rc, fn);
+  }
+  const coll::Args& a = staging ? staged_args : args;
   if (call.mode == Mode::Blocking) {
     rc = coll::run(state_of(c), a);
+    if (staging && rc == MPI_SUCCESS) rc = staging->finish();
     return rc == MPI_SUCCESS ? rc : raise(c, rc, fn);
   }
   pml::Request* r = nullptr;
@@ -42,6 +69,12 @@ int submit(Comm* c, const char* fn, const coll::Args& a, Call call) {
   if (call.mode == Mode::Nonblocking && !r->complete.load(std::memory_order_acquire)) {
     ++c->pending;
     r->on_complete = release_comm;
+    if (staging) {
+      r->on_complete = finish_staged;
+      staged_requests.emplace(r, std::move(staging));
+    }
+  } else if (staging && (rc = staging->finish()) != MPI_SUCCESS) {
+    r->error = rc;  // completed at once: the result is back on the device now
   }
   *call.request = handle_of(r);
   return MPI_SUCCESS;

@@ -26,6 +26,9 @@ struct Message {
   uint64_t key = 0;               // rendezvous: the transport's key for it
   bool synchronous = false;
   std::vector<uint8_t> payload;   // eager: the data
+  // kAmRtsDevice with an IPC handle of the sender's GPU buffer (out of line:
+  // host messages pay only for a null pointer).
+  std::shared_ptr<const accel::IpcHandle> ipc;
 };
 
 // Matching state of one context id. Exists as soon as a message for the id
@@ -68,6 +71,33 @@ int send_immediate(const void* buf, size_t len, int dest, int tag, Context* ctx)
 // Starts an initialized send request (assigns its sequence number).
 int start_send(Request* r);
 int start_recv(Request* r);
+
+// ---- GPU buffers (device.cpp, docs/cuda.md) ----------------------------------
+constexpr uint8_t kDeviceBuffer = 1;  // Request::device: the buffer is device or managed memory
+constexpr uint8_t kDeviceIpc = 2;     // ... and plain device memory (may have an IPC handle)
+// Classifies a starting request's buffer. A non-contiguous device buffer
+// gets a host shadow (the whole span copied; receives copy it back at
+// completion) and the request continues as a host request.
+int device_stage(Request* r, bool send);
+// At completion (request_complete): copy a receive's shadow back, free buffers.
+void device_complete(Request* r);
+// Largest device message sent eager (one synchronous copy) over `t`.
+size_t device_eager_limit(const btl::Transport* t);
+// Sender: copies the device data into r->staging for an eager send.
+int device_stage_eager(Request* r);
+// Sender: announces a large device message (kAmRtsDevice), with an IPC handle
+// when the peer is on this node and IPC is enabled. Returns the BTL's code.
+int device_send_rts(Request* r, btl::Transport* t, const MatchHeader& h);
+// Sender after CTS: pipelined staging device -> pinned host -> fragments.
+// True when every fragment is out (or an error was recorded in r->error).
+bool device_stream(Request* r, btl::Transport* t);
+// Receiver: a fragment for a device buffer (collected in a pinned chunk).
+void device_frag(Request* r, uint64_t offset, const uint8_t* data, size_t len);
+// Receiver: copies what is left in the pinned chunk to the device.
+void device_recv_flush(Request* r);
+// Receiver of kAmRtsDevice: where to read the sender's data in this process
+// (same process or an opened IPC mapping), or nullptr to stage.
+const void* device_source(const Message& m);
 
 inline Request* from_id(uint64_t id) { return reinterpret_cast<Request*>(id); }
 inline uint64_t to_id(Request* r) { return reinterpret_cast<uint64_t>(r); }

@@ -113,13 +113,18 @@ void match_or_keep(MatchQueues* q, int src_world, int am_id, const MatchHeader& 
     m.synchronous = true;
     payload += sizeof s;
     payload_len -= sizeof s;
-  } else if (am_id == kAmRts) {
+  } else if (am_id == kAmRts || am_id == kAmRtsDevice) {
     RtsInfo info;
     std::memcpy(&info, rest, sizeof info);
     m.sender_request = info.sender_request;
     m.address = info.address;
     m.key = info.key;
     m.synchronous = info.synchronous;
+    if (am_id == kAmRtsDevice) {
+      DeviceRtsInfo dev;
+      std::memcpy(&dev, rest + sizeof info, sizeof dev);
+      if (dev.has_ipc) m.ipc = std::make_shared<const accel::IpcHandle>(dev.ipc);
+    }
     payload_len = 0;
   }
   for (Request* r = q->posted_head; r; r = r->next) {
@@ -130,7 +135,7 @@ void match_or_keep(MatchQueues* q, int src_world, int am_id, const MatchHeader& 
     }
   }
   auto* kept = new Message(std::move(m));
-  if (am_id != kAmRts) kept->payload.assign(payload, payload + payload_len);
+  if (am_id != kAmRts && am_id != kAmRtsDevice) kept->payload.assign(payload, payload + payload_len);
   q->unexpected.push_back(kept);
   unexpected_messages.add();
 }

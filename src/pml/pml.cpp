@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "accel/accel.h"
 #include "base/log.h"
 #include "base/param.h"
 #include "base/status.h"
@@ -28,6 +29,7 @@ std::vector<ProgressHook> hooks;
 void am_eager(int src, const void* m, size_t n) { on_match_message(kAmEager, src, m, n); }
 void am_eager_sync(int src, const void* m, size_t n) { on_match_message(kAmEagerSync, src, m, n); }
 void am_rts(int src, const void* m, size_t n) { on_match_message(kAmRts, src, m, n); }
+void am_rts_device(int src, const void* m, size_t n) { on_match_message(kAmRtsDevice, src, m, n); }
 void am_fin(int, const void* m, size_t) { on_reply(kAmFin, m); }
 void am_sync_ack(int, const void* m, size_t) { on_reply(kAmSyncAck, m); }
 void am_cts(int, const void* m, size_t) { on_reply(kAmCts, m); }
@@ -54,8 +56,10 @@ int prepare(Request* r, void* buf, MPI_Count count, const Datatype* type, int pe
 // sends and single-copy reads, a convertor per fragment otherwise, and
 // receivers unpack eager payloads and fragments straight into the user
 // buffer. Nothing to prepare when an operation starts.
-int stage_send(Request*) { return MPI_SUCCESS; }
-int stage_recv(Request*) { return MPI_SUCCESS; }
+// GPU buffers are classified here (one relaxed load while no CUDA driver is
+// in use; src/accel/accel.h).
+int stage_send(Request* r) { return accel::on_device(r->buffer) ? device_stage(r, true) : MPI_SUCCESS; }
+int stage_recv(Request* r) { return accel::on_device(r->buffer) ? device_stage(r, false) : MPI_SUCCESS; }
 
 void reset_result(Request* r) {
   r->complete.store(false, std::memory_order_relaxed);
@@ -67,6 +71,7 @@ void reset_result(Request* r) {
   r->bytes = 0;
   r->state = 0;
   r->offset = 0;
+  r->device = 0;
 }
 
 // A receive from MPI_PROC_NULL or a send to it completes at once.
@@ -94,6 +99,7 @@ int init() {
   btl::register_handler(kAmEager, am_eager);
   btl::register_handler(kAmEagerSync, am_eager_sync);
   btl::register_handler(kAmRts, am_rts);
+  btl::register_handler(kAmRtsDevice, am_rts_device);
   btl::register_handler(kAmFin, am_fin);
   btl::register_handler(kAmSyncAck, am_sync_ack);
   btl::register_handler(kAmCts, am_cts);
@@ -107,6 +113,7 @@ int init() {
 }
 
 void finalize() {
+  accel::finalize();
   for (Request* r : request_pool) delete r;
   request_pool.clear();
 }
@@ -129,6 +136,7 @@ Request* request_alloc(Request::Kind kind) {
 void request_release(Request* r) {
   free(r->staging);
   r->staging = nullptr;
+  if (r->device_state) device_complete(r);  // never completed (e.g. a persistent request never started)
   datatype_release(const_cast<Datatype*>(r->type));
   r->type = nullptr;
   r->magic = kRequestFreed;
@@ -142,6 +150,7 @@ void request_complete(Request* r) {
   // Storing `complete` must be the last touch of a request someone waits
   // for: the waiter may return and reuse the memory (a stack request) at once.
   // Requests with a callback or freed on completion have no waiter.
+  if (r->device_state) device_complete(r);
   if (r->on_complete) r->on_complete(r);
   if (r->free_when_complete) {
     r->complete.store(true, std::memory_order_release);
@@ -242,7 +251,7 @@ int irecv(void* buf, MPI_Count count, const Datatype* type, int source, int tag,
 int send(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Context* ctx,
          SendMode mode) {
   if (dest == kProcNull) return MPI_SUCCESS;
-  if (mode != SendMode::Synchronous && type->contiguous) {
+  if (mode != SendMode::Synchronous && type->contiguous && !accel::on_device(buf)) {
     size_t bytes = 0;
     if (!bytes_for_count(*type, count, &bytes)) return MPI_ERR_COUNT;
     Guard guard;

@@ -56,6 +56,7 @@ struct Request {
   bool partitioned = false;     // MPI_Psend_init / MPI_Precv_init (src/mpi/partitioned.cpp)
   bool cancel_pending = false;  // send: a cancel request is out, its reply not yet in
   bool done_while_cancelling = false;  // send: the protocol finished before the reply
+  bool cancel_when_sent = false;  // send: cancelled while still queued here (transport full or connecting)
   // Result, valid once complete.
   int source = 0;               // rank in the communicator
   int tag = 0;
@@ -79,6 +80,8 @@ struct Request {
   uint32_t seq = 0;
   size_t message_length = 0;    // recv by fragments: bytes the sender will send
   uint8_t* staging = nullptr;   // packed copy of a non-contiguous buffer
+  uint8_t device = 0;           // the buffer is GPU memory (kDeviceBuffer | kDeviceIpc, device.cpp)
+  void* device_state = nullptr; // device buffers: shadow copy, staging pipeline (device.cpp)
   Request* next = nullptr;      // intrusive list link (posted queue, pending sends)
   Request* prev = nullptr;
   // Called once when the operation completes (buffered sends release their

@@ -6,8 +6,12 @@
 //               address; on match the receiver reads it in one copy (get)
 //               and answers FIN. Without single-copy support the receiver
 //               answers CTS and the sender streams fragments.
+//  GPU buffers  device.cpp: eager through one copy, CUDA IPC between ranks
+//               of one node (kAmRtsDevice + FIN), or pipelined staging
+//               through pinned host chunks (CTS + fragments).
 #include <algorithm>
 
+#include "accel/accel.h"
 #include "base/counter.h"
 #include "base/log.h"
 #include "base/status.h"
@@ -77,6 +81,19 @@ int try_first_message(Request* r) {
   btl::Transport* t = btl::route(r->dest_world);
   MatchHeader h{r->ctx->id, r->ctx->rank, r->match_tag, r->seq, r->length};
   int rc;
+  if (r->device) {
+    // GPU memory: large messages are announced with the device RTS; small
+    // ones are copied to the host once and go eager below.
+    if (r->length > device_eager_limit(t)) {
+      rc = device_send_rts(r, t, h);
+      if (rc == kOk) {
+        r->state = kSendWaitFin;
+        rendezvous_sends.add();
+      }
+      return rc;
+    }
+    if ((rc = device_stage_eager(r)) != kOk) return rc;
+  }
   // Fragments (no single-copy read) pack piece by piece; the other paths
   // need the message in one piece.
   if ((r->length <= t->caps().eager_limit || t->caps().can_get) && stage_whole_send(r) != kOk) return kNoMemory;
@@ -120,6 +137,11 @@ void finish_send(Request* r);
 // Pushes fragments until done or the transport is full. True when done.
 bool stream_fragments(Request* r) {
   btl::Transport* t = btl::route(r->dest_world);
+  if (r->device) {
+    if (!device_stream(r, t)) return false;
+    finish_send(r);
+    return true;
+  }
   size_t chunk_max = t->caps().eager_limit;
   FragmentCursor* fc = non_contiguous(r) && !r->staging ? &cursor_for(r, static_cast<size_t>(r->count)) : nullptr;
   while (r->offset < r->length) {
@@ -183,17 +205,47 @@ void deliver(Request* r, Message& m, const void* payload, size_t payload_len) {
   r->tag = h.tag;
   size_t n = std::min<size_t>(h.length, r->length);
   r->truncated = h.length > r->length;
-  if (m.am_id != kAmRts) {
+  if (m.am_id != kAmRts && m.am_id != kAmRtsDevice) {
     n = std::min(n, payload_len);
     if (n && non_contiguous(r) && !r->staging) unpack_bytes(*r->type, payload, n, r->buffer);
-    else if (n) std::memcpy(recv_data(r), payload, n);
+    else if (n && r->device) {
+      if (accel::copy(r->buffer, payload, n) != 0) r->error = MPI_ERR_OTHER;
+    } else if (n) std::memcpy(recv_data(r), payload, n);
     r->bytes = n;
     if (m.synchronous) send_reply(m.source_world, kAmSyncAck, m.sender_request, 0);
     finish_recv(r);
     return;
   }
   btl::Transport* t = btl::route(m.source_world);
-  if (t->caps().can_get) {
+  if (m.am_id == kAmRtsDevice) {
+    // The sender's data is GPU memory: copy it directly when this process
+    // can address it (same process, or CUDA IPC on this node), else have it
+    // staged through fragments (CTS below).
+    if (const void* src = device_source(m)) {
+      if (n && non_contiguous(r) && !r->staging) {
+        r->staging = static_cast<uint8_t*>(malloc(n));
+        if (!r->staging) r->error = MPI_ERR_NO_MEM;
+      }
+      if (n && r->error == MPI_SUCCESS && accel::copy(recv_data(r), src, n) != 0) r->error = MPI_ERR_OTHER;
+      r->bytes = n;
+      send_reply(m.source_world, kAmFin, m.sender_request, 0);
+      finish_recv(r);
+      return;
+    }
+  } else if (r->device && t->caps().can_get) {
+    // Host sender, GPU receiver: one read into host memory, one copy up.
+    uint8_t* bounce = n ? static_cast<uint8_t*>(malloc(n)) : nullptr;
+    if (n && !bounce) r->error = MPI_ERR_NO_MEM;
+    if (n && r->error == MPI_SUCCESS && (t->get(m.source_world, bounce, m.address, m.key, n) != kOk ||
+                                         accel::copy(r->buffer, bounce, n) != 0))
+      r->error = MPI_ERR_OTHER;
+    free(bounce);
+    r->bytes = n;
+    send_reply(m.source_world, kAmFin, m.sender_request, 0);
+    finish_recv(r);
+    return;
+  }
+  if (t->caps().can_get && m.am_id != kAmRtsDevice) {
     // A single-copy read needs one contiguous target: non-contiguous data is
     // read into a staging buffer that finish_recv unpacks.
     if (n && non_contiguous(r) && !r->staging) {
@@ -222,7 +274,9 @@ void on_frag(int, const void* msg, size_t len) {
   size_t data_len = len - sizeof fi;
   if (fi.offset < r->length) {
     size_t n = std::min(data_len, r->length - fi.offset);
-    if (non_contiguous(r) && !r->staging) {
+    if (r->device) {
+      device_frag(r, fi.offset, data, n);
+    } else if (non_contiguous(r) && !r->staging) {
       // Fragments come in order; seek only if one did not.
       FragmentCursor& fc = cursor_for(r, static_cast<size_t>(r->count));
       if (fc.cv.position != fi.offset) convertor_seek(fc.cv, fi.offset);
@@ -232,7 +286,10 @@ void on_frag(int, const void* msg, size_t len) {
     }
   }
   r->offset += data_len;
-  if (r->offset >= r->message_length) finish_recv(r);
+  if (r->offset >= r->message_length) {
+    if (r->device) device_recv_flush(r);
+    finish_recv(r);
+  }
 }
 
 void on_reply(int am_id, const void* msg) {
@@ -289,6 +346,7 @@ int start_send(Request* r) {
   r->dest_world = ctx->world_of[r->peer];
   r->seq = ctx->next_seq[r->peer]++;
   r->state = kSendQueued;
+  r->cancel_when_sent = false;  // a persistent request starts afresh
   if (queued_to.size() <= size_t(r->dest_world)) queued_to.resize(r->dest_world + 1, 0);
   if (queued_to[r->dest_world] == 0) {
     int rc = try_first_message(r);
@@ -330,6 +388,9 @@ int retry_pending() {
         queued_sends.push_back(r);
         continue;
       }
+      // Only a user's request can be cancelled, and it stays allocated until
+      // the user completes it, so `r` may be read after it left.
+      bool cancel_now = r->cancel_when_sent;
       int rc = try_first_message(r);
       if (rc == kAgain) {
         blocked_in_pass[dest] = pass;
@@ -339,6 +400,9 @@ int retry_pending() {
       if (rc != kOk) {
         r->error = MPI_ERR_OTHER;
         request_complete(r);
+      } else if (cancel_now) {
+        r->cancel_when_sent = false;
+        cancel_send(r);
       }
       --queued_to[dest];
       ++done;
@@ -357,8 +421,14 @@ int retry_pending() {
 
 void cancel_send(Request* r) {
   // Only a message waiting at the receiver for a match can be withdrawn:
-  // eager messages are complete already, queued ones leave soon, and ones
-  // being fragmented were matched.
+  // eager messages are complete already, and ones being fragmented were
+  // matched. A send still queued here (its transport was full or still
+  // connecting) already holds its sequence number, so it cannot simply
+  // vanish: it leaves as usual and the cancel follows it (retry_pending).
+  if (r->state == kSendQueued) {
+    r->cancel_when_sent = true;
+    return;
+  }
   if (r->cancel_pending || (r->state != kSendWaitFin && r->state != kSendWaitAck)) return;
   r->cancel_pending = true;
   CancelInfo info{to_id(r), r->ctx->id, r->ctx->rank, r->seq, 0};

@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "accel/accel.h"
+
 namespace axon::pml {
 
 enum AmId : int {
@@ -15,6 +17,7 @@ enum AmId : int {
   kAmFrag = 7,       // FragInfo + payload
   kAmCancel = 8,     // CancelInfo: the sender asks to withdraw an unmatched message
   kAmCancelReply = 9,  // CancelReplyInfo
+  kAmRtsDevice = 10,   // MatchHeader + RtsInfo + DeviceRtsInfo: a large message in GPU memory
 };
 
 struct MatchHeader {
@@ -36,6 +39,16 @@ struct RtsInfo {
   uint64_t key;      // the transport's key for reading it (Transport::expose)
   uint8_t synchronous;
   uint8_t pad[7];
+};
+
+// Follows RtsInfo in kAmRtsDevice. RtsInfo::address is the sender's device
+// address (usable as is only by the same process); `ipc` opens it from
+// another process of the node. The receiver answers FIN when it copied the
+// data through IPC, or CTS to have it staged through host fragments.
+struct DeviceRtsInfo {
+  uint8_t has_ipc;
+  uint8_t pad[7];
+  accel::IpcHandle ipc;
 };
 
 struct ReplyInfo {

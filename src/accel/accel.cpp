@@ -1,0 +1,428 @@
+// CUDA driver loading, pointer classification, copies and IPC (see accel.h
+// and docs/cuda.md). Compiled only when configure found cuda.h; the header's
+// types and entry-point names are used, the library is dlopen'ed.
+#include "accel/accel.h"
+
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <cuda.h>
+
+#include "base/log.h"
+#include "accel/params.h"
+
+namespace axon::accel {
+
+namespace {
+
+// The driver entry points Axon uses. The names come from cuda.h, whose macros
+// map them to the current ABI versions (cuMemGetAddressRange ->
+// cuMemGetAddressRange_v2, ...), so the dlsym names match this header.
+#define AXON_CU_STR2(x) #x
+#define AXON_CU_STR(x) AXON_CU_STR2(x)
+#define AXON_CU_REQUIRED(X)        \
+  X(cuInit)                        \
+  X(cuDeviceGetCount)              \
+  X(cuDeviceGet)                   \
+  X(cuCtxGetCurrent)               \
+  X(cuCtxSetCurrent)               \
+  X(cuDevicePrimaryCtxGetState)    \
+  X(cuDevicePrimaryCtxRetain)      \
+  X(cuPointerGetAttributes)        \
+  X(cuMemGetAddressRange)          \
+  X(cuMemcpy)                      \
+  X(cuMemcpyAsync)                 \
+  X(cuStreamCreate)                \
+  X(cuStreamDestroy)               \
+  X(cuStreamSynchronize)           \
+  X(cuEventCreate)                 \
+  X(cuEventDestroy)                \
+  X(cuEventRecord)                 \
+  X(cuEventQuery)                  \
+  X(cuEventSynchronize)            \
+  X(cuMemAllocHost)                \
+  X(cuMemFreeHost)
+#define AXON_CU_OPTIONAL(X)        \
+  X(cuMemHostRegister)             \
+  X(cuMemHostUnregister)           \
+  X(cuIpcGetMemHandle)             \
+  X(cuIpcOpenMemHandle)            \
+  X(cuIpcCloseMemHandle)           \
+  X(cuMemGetHandleForAddressRange) \
+  X(cuGetErrorString)
+
+struct Driver {
+#define AXON_CU_FIELD(name) decltype(&::name) name = nullptr;
+  AXON_CU_REQUIRED(AXON_CU_FIELD)
+  AXON_CU_OPTIONAL(AXON_CU_FIELD)
+#undef AXON_CU_FIELD
+};
+
+Driver cu;
+std::mutex start_mutex;
+const char* off_reason = "";
+int device_count = 0;
+
+// Everything below is touched under this lock (classification may run
+// outside the PML's lock, e.g. the blocking-send fast path).
+std::mutex lock;
+// A CUDA context existed once: from then on, ask the driver (checked before
+// taking the lock: a process without contexts pays no lock).
+std::atomic<bool> context_seen{false};
+int last_device = 0;        // device of the last device pointer seen (for contexts we create)
+
+struct Range {
+  uintptr_t begin = 0, end = 0;
+  Memory kind = Memory::Host;
+};
+constexpr size_t kCacheSize = 8;
+std::array<Range, kCacheSize> cache{};
+size_t cache_next = 0;  // round-robin replacement
+size_t cache_last = 0;  // last hit: checked first
+
+CUstream stream = nullptr;
+std::vector<CUevent> free_events;
+std::unordered_map<void*, bool> pinned_kind;  // buffer -> from cuMemAllocHost
+std::multimap<size_t, void*> pinned_pool;
+
+struct Export {
+  unsigned long long buffer_id;
+  IpcHandle handle;
+};
+std::unordered_map<uintptr_t, Export> exports;  // by allocation base
+std::map<std::pair<int, std::array<uint8_t, 64>>, CUdeviceptr> opened;
+
+const char* error_name(CUresult rc) {
+  const char* s = nullptr;
+  if (cu.cuGetErrorString && cu.cuGetErrorString(rc, &s) == CUDA_SUCCESS && s) return s;
+  return "unknown CUDA error";
+}
+
+void turn_off(const char* why) {
+  off_reason = why;
+  log::debug(1, "accel: CUDA support off: %s", why);
+  detail::state.store(1, std::memory_order_release);
+}
+
+void start() {
+  std::lock_guard<std::mutex> guard(start_mutex);
+  if (detail::state.load(std::memory_order_acquire) != 0) return;
+  if (!enable_param.get()) return turn_off("disabled (AXON_ACCEL=0)");
+  void* lib = dlopen(library_param.get().c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return turn_off("no CUDA driver (libcuda could not be loaded)");
+  // Never dlclose'd: the driver does not support being unloaded.
+  bool missing = false;
+#define AXON_CU_LOAD(name)                                                          \
+  cu.name = reinterpret_cast<decltype(cu.name)>(dlsym(lib, AXON_CU_STR(name))); \
+  if (!cu.name) {                                                                   \
+    log::debug(1, "accel: the CUDA driver lacks %s", AXON_CU_STR(name));          \
+    missing = true;                                                                 \
+  }
+#define AXON_CU_LOAD_OPTIONAL(name) \
+  cu.name = reinterpret_cast<decltype(cu.name)>(dlsym(lib, AXON_CU_STR(name)));
+  AXON_CU_REQUIRED(AXON_CU_LOAD)
+  AXON_CU_OPTIONAL(AXON_CU_LOAD_OPTIONAL)
+#undef AXON_CU_LOAD
+#undef AXON_CU_LOAD_OPTIONAL
+  if (missing) return turn_off("the CUDA driver lacks entry points Axon needs");
+  if (cu.cuInit(0) != CUDA_SUCCESS) return turn_off("cuInit failed (no usable GPU or driver)");
+  if (cu.cuDeviceGetCount(&device_count) != CUDA_SUCCESS || device_count <= 0)
+    return turn_off("no CUDA device");
+  log::debug(1, "accel: CUDA driver %s loaded, %d device(s)", library_param.get().c_str(), device_count);
+  detail::state.store(2, std::memory_order_release);
+}
+
+bool started_on() {
+  int s = detail::state.load(std::memory_order_acquire);
+  if (s == 0) {
+    start();
+    s = detail::state.load(std::memory_order_acquire);
+  }
+  return s == 2;
+}
+
+// Whether any CUDA context exists in the process: the calling thread's
+// current one, or an active primary context (what the runtime API uses).
+bool any_context() {
+  CUcontext ctx = nullptr;
+  if (cu.cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx) return true;
+  for (int d = 0; d < device_count; ++d) {
+    CUdevice dev;
+    unsigned flags = 0;
+    int active = 0;
+    if (cu.cuDeviceGet(&dev, d) == CUDA_SUCCESS && cu.cuDevicePrimaryCtxGetState(dev, &flags, &active) == CUDA_SUCCESS &&
+        active)
+      return true;
+  }
+  return false;
+}
+
+// Copies and streams need a current context on this thread: use the one the
+// application made current, else the primary context of the device of the
+// last device pointer seen. Caller holds `lock`.
+bool ensure_context() {
+  CUcontext ctx = nullptr;
+  if (cu.cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx) return true;
+  CUdevice dev;
+  if (cu.cuDeviceGet(&dev, last_device) != CUDA_SUCCESS) return false;
+  if (cu.cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS) return false;
+  return cu.cuCtxSetCurrent(ctx) == CUDA_SUCCESS;
+}
+
+bool ensure_stream() {
+  if (stream) return true;
+  if (!ensure_context()) return false;
+  return cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS;
+}
+
+}  // namespace
+
+namespace detail {
+std::atomic<int> state{0};
+
+Memory classify_slow(const void* p) {
+  if (!started_on()) return Memory::Host;
+  if (!context_seen.load(std::memory_order_acquire)) {
+    // No context anywhere: no device memory can exist yet.
+    if (!any_context()) return Memory::Host;
+    context_seen.store(true, std::memory_order_release);
+  }
+  auto a = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> guard(lock);
+  const Range& last = cache[cache_last];
+  if (a >= last.begin && a < last.end) return last.kind;
+  for (size_t i = 0; i < kCacheSize; ++i) {
+    if (a >= cache[i].begin && a < cache[i].end) {
+      cache_last = i;
+      return cache[i].kind;
+    }
+  }
+  unsigned memory_type = 0;
+  unsigned is_managed = 0;
+  CUdeviceptr range_start = 0;
+  size_t range_size = 0;
+  int ordinal = -1;
+  CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                 CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+                                 CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+  void* values[] = {&memory_type, &is_managed, &range_start, &range_size, &ordinal};
+  if (cu.cuPointerGetAttributes(5, attrs, values, reinterpret_cast<CUdeviceptr>(p)) != CUDA_SUCCESS)
+    return Memory::Host;  // not known to the driver: plain host memory
+  Memory kind = Memory::Host;
+  if (is_managed) kind = Memory::Managed;
+  else if (memory_type == CU_MEMORYTYPE_DEVICE) kind = Memory::Device;
+  if (kind == Memory::Host) return kind;  // host ranges are not cached: malloc reuses them freely
+  if (ordinal >= 0) last_device = ordinal;
+  if (range_size > 0) {
+    cache[cache_next] = Range{static_cast<uintptr_t>(range_start), static_cast<uintptr_t>(range_start) + range_size, kind};
+    cache_last = cache_next;
+    cache_next = (cache_next + 1) % kCacheSize;
+  }
+  return kind;
+}
+}  // namespace detail
+
+bool available() { return started_on(); }
+
+const char* why_off() { return detail::state.load(std::memory_order_acquire) == 1 ? off_reason : ""; }
+
+int copy(void* dst, const void* src, size_t len) {
+  if (len == 0) return 0;
+  if (!started_on()) {
+    std::memcpy(dst, src, len);
+    return 0;
+  }
+  std::lock_guard<std::mutex> guard(lock);
+  if (!ensure_context()) {
+    log::error("accel: no CUDA context for a copy");
+    return -1;
+  }
+  CUresult rc = cu.cuMemcpy(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), len);
+  if (rc != CUDA_SUCCESS) {
+    log::error("accel: cuMemcpy of %zu bytes failed: %s", len, error_name(rc));
+    return -1;
+  }
+  return 0;
+}
+
+int copy_async(void* dst, const void* src, size_t len, Event* done) {
+  *done = nullptr;
+  if (len == 0) return 0;
+  if (!started_on()) {
+    std::memcpy(dst, src, len);
+    return 0;
+  }
+  std::lock_guard<std::mutex> guard(lock);
+  if (!ensure_stream()) {
+    log::error("accel: no CUDA stream for a copy");
+    return -1;
+  }
+  CUresult rc =
+      cu.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), len, stream);
+  if (rc != CUDA_SUCCESS) {
+    log::error("accel: cuMemcpyAsync of %zu bytes failed: %s", len, error_name(rc));
+    return -1;
+  }
+  CUevent e = nullptr;
+  if (!free_events.empty()) {
+    e = free_events.back();
+    free_events.pop_back();
+  } else if (cu.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+    // No event: wait for the copy now.
+    return cu.cuStreamSynchronize(stream) == CUDA_SUCCESS ? 0 : -1;
+  }
+  if (cu.cuEventRecord(e, stream) != CUDA_SUCCESS) {
+    free_events.push_back(e);
+    return cu.cuStreamSynchronize(stream) == CUDA_SUCCESS ? 0 : -1;
+  }
+  *done = e;
+  return 0;
+}
+
+bool event_done(Event e) {
+  if (!e) return true;
+  std::lock_guard<std::mutex> guard(lock);
+  CUresult rc = cu.cuEventQuery(static_cast<CUevent>(e));
+  if (rc == CUDA_ERROR_NOT_READY) return false;
+  if (rc != CUDA_SUCCESS) log::error("accel: a device copy failed: %s", error_name(rc));
+  free_events.push_back(static_cast<CUevent>(e));
+  return true;
+}
+
+void event_wait(Event e) {
+  if (!e) return;
+  std::lock_guard<std::mutex> guard(lock);
+  CUresult rc = cu.cuEventSynchronize(static_cast<CUevent>(e));
+  if (rc != CUDA_SUCCESS) log::error("accel: a device copy failed: %s", error_name(rc));
+  free_events.push_back(static_cast<CUevent>(e));
+}
+
+void* pinned_alloc(size_t len) {
+  std::lock_guard<std::mutex> guard(lock);
+  if (auto it = pinned_pool.find(len); it != pinned_pool.end()) {
+    void* p = it->second;
+    pinned_pool.erase(it);
+    return p;
+  }
+  void* p = nullptr;
+  bool pinned = detail::state.load(std::memory_order_acquire) == 2 && ensure_context() &&
+                cu.cuMemAllocHost(&p, len) == CUDA_SUCCESS;
+  if (!pinned) p = std::malloc(len);  // still correct, only slower copies
+  if (p) pinned_kind[p] = pinned;
+  return p;
+}
+
+void pinned_free(void* p, size_t len) {
+  if (!p) return;
+  std::lock_guard<std::mutex> guard(lock);
+  pinned_pool.emplace(len, p);
+}
+
+bool ipc_enabled() { return ipc_param.get() && cu.cuIpcGetMemHandle && cu.cuIpcOpenMemHandle; }
+
+bool ipc_export(const void* p, IpcHandle* h) {
+  if (!started_on() || !ipc_enabled()) return false;
+  std::lock_guard<std::mutex> guard(lock);
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  unsigned long long buffer_id = 0;
+  // The allocation's own base (a handle names a whole cuMemAlloc allocation).
+  if (cu.cuMemGetAddressRange(&base, &size, reinterpret_cast<CUdeviceptr>(p)) != CUDA_SUCCESS || !base)
+    return false;
+  CUpointer_attribute attr = CU_POINTER_ATTRIBUTE_BUFFER_ID;
+  void* value = &buffer_id;
+  if (cu.cuPointerGetAttributes(1, &attr, &value, base) != CUDA_SUCCESS) return false;
+  auto it = exports.find(base);
+  // The same base with another buffer id is a new allocation: new handle.
+  if (it == exports.end() || it->second.buffer_id != buffer_id) {
+    CUipcMemHandle mh;
+    CUresult rc = cu.cuIpcGetMemHandle(&mh, base);
+    if (rc != CUDA_SUCCESS) {
+      log::debug(2, "accel: no IPC handle for %p: %s", p, error_name(rc));
+      return false;
+    }
+    Export e{buffer_id, {}};
+    static_assert(sizeof mh == sizeof e.handle.bytes);
+    std::memcpy(e.handle.bytes, &mh, sizeof mh);
+    e.handle.alloc_size = size;
+    it = exports.insert_or_assign(base, e).first;
+  }
+  *h = it->second.handle;
+  h->offset = reinterpret_cast<uintptr_t>(p) - base;
+  return true;
+}
+
+void* ipc_open(int peer_world, const IpcHandle& h) {
+  if (!started_on() || !ipc_enabled()) return nullptr;
+  std::lock_guard<std::mutex> guard(lock);
+  std::pair<int, std::array<uint8_t, 64>> key{peer_world, {}};
+  std::memcpy(key.second.data(), h.bytes, sizeof h.bytes);
+  auto it = opened.find(key);
+  if (it == opened.end()) {
+    if (!ensure_context()) return nullptr;
+    CUipcMemHandle mh;
+    std::memcpy(&mh, h.bytes, sizeof mh);
+    CUdeviceptr base = 0;
+    CUresult rc = cu.cuIpcOpenMemHandle(&base, mh, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+    if (rc != CUDA_SUCCESS) {
+      log::debug(1, "accel: cannot open the IPC handle of rank %d: %s", peer_world, error_name(rc));
+      return nullptr;
+    }
+    it = opened.emplace(key, base).first;
+  }
+  return reinterpret_cast<void*>(it->second + h.offset);
+}
+
+int dmabuf_fd(const void* p, size_t len, uint64_t* offset) {
+  if (!started_on() || !cu.cuMemGetHandleForAddressRange) return -1;
+  // dma-buf ranges are whole pages.
+  constexpr uintptr_t kPage = 4096;
+  auto a = reinterpret_cast<uintptr_t>(p);
+  uintptr_t start_page = a & ~(kPage - 1);
+  size_t span = ((a + len + kPage - 1) & ~(kPage - 1)) - start_page;
+  int fd = -1;
+  std::lock_guard<std::mutex> guard(lock);
+  if (cu.cuMemGetHandleForAddressRange(&fd, start_page, span, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0) !=
+      CUDA_SUCCESS)
+    return -1;
+  *offset = a - start_page;
+  return fd;
+}
+
+size_t eager_limit() { return static_cast<size_t>(eager_param.get()); }
+
+size_t staging_chunk() {
+  int64_t c = chunk_param.get();
+  return c < 4096 ? 4096 : static_cast<size_t>(c);
+}
+
+void finalize() {
+  if (detail::state.load(std::memory_order_acquire) != 2) return;
+  std::lock_guard<std::mutex> guard(lock);
+  if (cu.cuIpcCloseMemHandle)
+    for (auto& [key, base] : opened) cu.cuIpcCloseMemHandle(base);
+  opened.clear();
+  exports.clear();
+  for (auto& [len, p] : pinned_pool) {
+    if (pinned_kind[p]) cu.cuMemFreeHost(p);
+    else std::free(p);
+  }
+  pinned_pool.clear();
+  pinned_kind.clear();
+  if (stream) cu.cuStreamSynchronize(stream);
+  for (CUevent e : free_events) cu.cuEventDestroy(e);
+  free_events.clear();
+  if (stream) cu.cuStreamDestroy(stream);
+  stream = nullptr;
+  cache = {};
+}
+
+}  // namespace axon::accel

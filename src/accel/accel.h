@@ -1,0 +1,104 @@
+// Device (GPU) buffers: which memory a user pointer lives in, and the copies
+// and inter-process handles the PML and the collectives need to move it.
+//
+// Only the CUDA driver API is supported. The driver is never linked: the
+// first classification of a pointer dlopen()s it (AXON_ACCEL_CUDA_LIBRARY,
+// default libcuda.so.1) and resolves the entry points with dlsym. Without a
+// driver, without a device, or with AXON_ACCEL=0, every pointer is host
+// memory and nothing else here is called. A build without cuda.h
+// (configure --with-cuda=no) compiles classify() to a constant.
+//
+// Cost on the hot path: classify() of any pointer is one relaxed load and
+// a branch while accel is off (or not yet started). When a driver is loaded
+// but no CUDA context exists in the process, a pointer costs one
+// cuCtxGetCurrent call plus a primary-context query per device; once a context exists,
+// device ranges are answered from a small range cache and other pointers by
+// one cuPointerGetAttributes call.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "axon_config.h"
+
+namespace axon::accel {
+
+enum class Memory : uint8_t { Host = 0, Device = 1, Managed = 2 };
+
+#if AXON_HAVE_CUDA
+namespace detail {
+// 0: not started yet, 1: off (no driver / no device / disabled), 2: on.
+extern std::atomic<int> state;
+Memory classify_slow(const void* p);
+}  // namespace detail
+
+inline Memory classify(const void* p) {
+  if (p == nullptr || detail::state.load(std::memory_order_relaxed) == 1) return Memory::Host;
+  return detail::classify_slow(p);
+}
+#else
+inline Memory classify(const void*) { return Memory::Host; }
+#endif
+
+// Device or managed: the CPU must not (or should not) touch it directly, so
+// the protocols move it with the copy engine.
+inline bool on_device(const void* p) { return classify(p) != Memory::Host; }
+
+// Whether a driver with at least one device was loaded (starts accel).
+bool available();
+// Why accel is off, for diagnostics ("" while on or not started).
+const char* why_off();
+
+// ---- copies (synchronous: complete on return) --------------------------------
+// Any direction between host, device and managed memory (unified addressing).
+// Returns 0 or -1 (the driver's error is logged).
+int copy(void* dst, const void* src, size_t len);
+
+// ---- asynchronous copies for pipelines ---------------------------------------
+// An Event marks the end of one asynchronous copy on accel's own stream.
+using Event = void*;
+// Starts a copy; *done is set to an event to poll (nullptr when the copy was
+// done synchronously). Returns 0 or -1.
+int copy_async(void* dst, const void* src, size_t len, Event* done);
+// Whether the copy behind `e` finished (true for nullptr); then releases it.
+bool event_done(Event e);
+// Waits for it, then releases it.
+void event_wait(Event e);
+
+// Page-locked host memory for staging (cuMemAllocHost; plain malloc when the
+// driver refuses). Buffers of one size are kept in a pool.
+void* pinned_alloc(size_t len);
+void pinned_free(void* p, size_t len);
+
+// ---- CUDA IPC between processes of one node -----------------------------------
+struct IpcHandle {
+  uint8_t bytes[64];    // CUipcMemHandle of the allocation holding the buffer
+  uint64_t offset;      // of the buffer from the allocation's start
+  uint64_t alloc_size;  // of the allocation
+};
+static_assert(sizeof(IpcHandle) == 80);
+
+// Whether device buffers may be moved with IPC (AXON_ACCEL_IPC).
+bool ipc_enabled();
+// Fills *h for device memory at `p` (handles are cached per allocation).
+// False when the driver refuses (memory not from cuMemAlloc, e.g. VMM or
+// managed): the caller stages instead.
+bool ipc_export(const void* p, IpcHandle* h);
+// Maps the peer's buffer (mappings are cached per peer and allocation and
+// closed at finalize) and returns its address here, or nullptr.
+void* ipc_open(int peer_world, const IpcHandle& h);
+
+// dma-buf file descriptor for a device range (for RDMA transports), or -1.
+int dmabuf_fd(const void* p, size_t len, uint64_t* offset);
+
+// ---- staging parameters ------------------------------------------------------
+// Device messages up to this many bytes go eager through one synchronous copy.
+size_t eager_limit();
+// Chunk of the pipelined staging path.
+size_t staging_chunk();
+
+// Closes IPC mappings, frees pinned buffers, the stream and events.
+void finalize();
+
+}  // namespace axon::accel

@@ -1,0 +1,22 @@
+// The AXON_ACCEL_* parameters, declared in every build (also without CUDA)
+// so that axon_info --params lists the same set everywhere.
+#include "accel/params.h"
+
+namespace axon::accel {
+
+BoolParam enable_param{"AXON_ACCEL", true,
+                       "Detect GPU (CUDA) buffers passed to MPI calls; 0: treat every buffer as host memory "
+                       "and never load the CUDA driver"};
+StringParam library_param{"AXON_ACCEL_CUDA_LIBRARY", "libcuda.so.1",
+                          "The CUDA driver library dlopen'ed at the first MPI call that passes a buffer"};
+BoolParam ipc_param{"AXON_ACCEL_IPC", true,
+                    "Move device buffers between ranks of one node with CUDA IPC (0: always stage "
+                    "through pinned host memory)"};
+SizeParam eager_param{"AXON_ACCEL_EAGER_LIMIT", 8192,
+                      "Device messages up to this size go eager through one synchronous copy "
+                      "(capped by the transport's eager limit)"};
+SizeParam chunk_param{"AXON_ACCEL_STAGING_CHUNK", 256 * 1024,
+                      "Chunk of the pipelined copy between device memory and pinned host memory when a "
+                      "device message is staged"};
+
+}  // namespace axon::accel

@@ -1,0 +1,13 @@
+// Parameters of src/accel (defined in params.cpp); internal to src/accel and
+// the PML's device-buffer paths.
+#pragma once
+
+#include "base/param.h"
+
+namespace axon::accel {
+extern BoolParam enable_param;
+extern StringParam library_param;
+extern BoolParam ipc_param;
+extern SizeParam eager_param;
+extern SizeParam chunk_param;
+}  // namespace axon::accel

@@ -1,0 +1,253 @@
+// GPU buffers in point-to-point messages (docs/cuda.md).
+//
+// Three paths, chosen per message by the sender (size) and the receiver
+// (what it can reach):
+//  eager     up to device_eager_limit(): one synchronous copy of the device
+//            data into the request's staging buffer, then the host eager path.
+//  IPC       larger messages between ranks of one node: the RTS carries a
+//            CUDA IPC handle of the sender's allocation; the receiver maps it
+//            (once per allocation, accel caches the mapping), copies device to
+//            device (or to its host buffer) and answers FIN.
+//  staging   otherwise (other node, IPC off or refused, managed memory): the
+//            receiver answers CTS and the sender streams fragments from two
+//            pinned chunks: chunk k+1 is copied from the device while the
+//            fragments of chunk k go out. A device receiver gathers fragments
+//            in a pinned chunk and copies each full chunk to the device.
+// Non-contiguous device buffers are copied whole into a host shadow when the
+// operation starts (receives copy it back at completion) and then travel as
+// host data.
+#include <algorithm>
+#include <cstdlib>
+#include <string_view>
+
+#include "accel/accel.h"
+#include "base/counter.h"
+#include "base/log.h"
+#include "base/status.h"
+#include "pml/internal.h"
+#include "rte/rte.h"
+
+namespace axon::pml {
+
+namespace {
+
+Counter device_eager{"axon_pml_device_eager_sends", Counter::Class::Counter,
+                     "Sends from GPU memory copied once to the host and sent eager"};
+Counter device_ipc{"axon_pml_device_ipc_receives", Counter::Class::Counter,
+                   "Receives of GPU messages copied straight from the sender's memory through CUDA IPC"};
+Counter device_staged{"axon_pml_device_staged_sends", Counter::Class::Counter,
+                      "Sends from GPU memory streamed through pinned host buffers"};
+Counter device_shadows{"axon_pml_device_shadows", Counter::Class::Counter,
+                       "Non-contiguous GPU buffers copied whole to a host shadow"};
+
+struct DeviceState {
+  // Shadow of a non-contiguous device buffer.
+  void* user_buffer = nullptr;  // the request's buffer as the user gave it
+  uint8_t* span_device = nullptr;
+  uint8_t* shadow = nullptr;
+  size_t span = 0;
+  bool copy_back = false;
+  // Sender pipeline: two pinned chunks; slot s holds [begin[s], begin[s]+len[s]).
+  uint8_t* chunk[2] = {nullptr, nullptr};
+  size_t begin[2] = {0, 0};
+  size_t len[2] = {0, 0};
+  accel::Event ready[2] = {nullptr, nullptr};
+  bool busy[2] = {false, false};
+  unsigned send_slot = 0;  // the slot whose fragments go out next
+  unsigned fill_slot = 0;  // the slot the next copy goes to
+  size_t staged_until = 0;
+  size_t chunk_size = 0;
+  // Receiver: fragments gathered for [recv_begin, recv_begin + recv_fill).
+  uint8_t* recv_chunk = nullptr;
+  size_t recv_begin = 0;
+  size_t recv_fill = 0;
+};
+
+DeviceState* state_of(Request* r) {
+  if (!r->device_state) r->device_state = new DeviceState;
+  return static_cast<DeviceState*>(r->device_state);
+}
+
+// Bytes [lo, hi) relative to the buffer that `count` items touch.
+void span_of(const Datatype& t, size_t count, ptrdiff_t* lo, ptrdiff_t* hi) {
+  ptrdiff_t last = count ? static_cast<ptrdiff_t>(count - 1) * t.extent : 0;
+  *lo = t.true_lb + std::min<ptrdiff_t>(0, last);
+  *hi = t.true_lb + t.true_extent + std::max<ptrdiff_t>(0, last);
+}
+
+void free_pipeline(DeviceState* s) {
+  for (int i = 0; i < 2; ++i) {
+    if (s->ready[i]) accel::event_wait(s->ready[i]);
+    s->ready[i] = nullptr;
+    if (s->chunk[i]) accel::pinned_free(s->chunk[i], s->chunk_size);
+    s->chunk[i] = nullptr;
+    s->busy[i] = false;
+  }
+  if (s->recv_chunk) accel::pinned_free(s->recv_chunk, s->chunk_size);
+  s->recv_chunk = nullptr;
+}
+
+}  // namespace
+
+int device_stage(Request* r, bool send) {
+  accel::Memory kind = accel::classify(r->buffer);
+  if (kind == accel::Memory::Host) return MPI_SUCCESS;
+  if (r->type->contiguous || r->length == 0) {
+    r->device = kDeviceBuffer | (kind == accel::Memory::Device ? kDeviceIpc : 0);
+    return MPI_SUCCESS;
+  }
+  // Non-contiguous: the datatype engine works on host memory.
+  ptrdiff_t lo = 0, hi = 0;
+  span_of(*r->type, static_cast<size_t>(r->count), &lo, &hi);
+  DeviceState* s = state_of(r);
+  s->user_buffer = r->buffer;
+  s->span_device = static_cast<uint8_t*>(r->buffer) + lo;
+  s->span = static_cast<size_t>(hi - lo);
+  s->shadow = static_cast<uint8_t*>(std::malloc(s->span ? s->span : 1));
+  if (!s->shadow) return MPI_ERR_NO_MEM;
+  // A receive copies the span in too: the holes between items keep their bytes.
+  if (accel::copy(s->shadow, s->span_device, s->span) != 0) return MPI_ERR_OTHER;
+  s->copy_back = !send;
+  r->buffer = s->shadow - lo;
+  r->device = 0;
+  device_shadows.add();
+  return MPI_SUCCESS;
+}
+
+void device_complete(Request* r) {
+  auto* s = static_cast<DeviceState*>(r->device_state);
+  free_pipeline(s);
+  if (s->shadow) {
+    if (s->copy_back && !r->cancelled && accel::copy(s->span_device, s->shadow, s->span) != 0 &&
+        r->error == MPI_SUCCESS)
+      r->error = MPI_ERR_OTHER;
+    std::free(s->shadow);
+    r->buffer = s->user_buffer;  // persistent requests start again from the user's buffer
+  }
+  delete s;
+  r->device_state = nullptr;
+}
+
+size_t device_eager_limit(const btl::Transport* t) {
+  return std::min(t->caps().eager_limit, accel::eager_limit());
+}
+
+int device_stage_eager(Request* r) {
+  if (r->staging || r->length == 0) return kOk;
+  r->staging = static_cast<uint8_t*>(std::malloc(r->length));
+  if (!r->staging) return kNoMemory;
+  if (accel::copy(r->staging, r->buffer, r->length) != 0) return kInternal;
+  device_eager.add();
+  return kOk;
+}
+
+int device_send_rts(Request* r, btl::Transport* t, const MatchHeader& h) {
+  struct {
+    MatchHeader h;
+    RtsInfo rts;
+    DeviceRtsInfo dev;
+  } hdr{h, {to_id(r), reinterpret_cast<uint64_t>(r->buffer), 0, static_cast<uint8_t>(r->mode == SendMode::Synchronous), {}},
+        {0, {}, {}}};
+  // IPC reaches only processes of this node; the sm transport is exactly those.
+  bool same_process = r->dest_world == rte::job().rank;
+  if (!same_process && (r->device & kDeviceIpc) && std::string_view(t->name()) == "sm" &&
+      accel::ipc_export(r->buffer, &hdr.dev.ipc))
+    hdr.dev.has_ipc = 1;
+  return t->send(r->dest_world, kAmRtsDevice, &hdr, sizeof hdr, nullptr, 0);
+}
+
+bool device_stream(Request* r, btl::Transport* t) {
+  DeviceState* s = state_of(r);
+  if (s->chunk_size == 0) {
+    s->chunk_size = std::max(accel::staging_chunk(), t->caps().eager_limit);
+    s->staged_until = r->offset;
+    device_staged.add();
+  }
+  const size_t frag_max = t->caps().eager_limit;
+  auto* src = static_cast<const uint8_t*>(r->buffer);
+  for (;;) {
+    // Keep both chunks busy: copy ahead while earlier fragments go out.
+    while (s->staged_until < r->length && !s->busy[s->fill_slot]) {
+      unsigned k = s->fill_slot;
+      if (!s->chunk[k] && !(s->chunk[k] = static_cast<uint8_t*>(accel::pinned_alloc(s->chunk_size)))) {
+        r->error = MPI_ERR_NO_MEM;
+        return true;
+      }
+      s->begin[k] = s->staged_until;
+      s->len[k] = std::min(s->chunk_size, r->length - s->staged_until);
+      if (accel::copy_async(s->chunk[k], src + s->begin[k], s->len[k], &s->ready[k]) != 0) {
+        r->error = MPI_ERR_OTHER;
+        return true;
+      }
+      s->busy[k] = true;
+      s->staged_until += s->len[k];
+      s->fill_slot ^= 1;
+    }
+    if (r->offset >= r->length) return true;
+    unsigned k = s->send_slot;
+    if (!s->busy[k]) return true;  // nothing staged and nothing left: cannot happen
+    if (s->ready[k]) {
+      if (!accel::event_done(s->ready[k])) return false;  // copy still running: retry from progress
+      s->ready[k] = nullptr;
+    }
+    size_t end = s->begin[k] + s->len[k];
+    while (r->offset < end) {
+      size_t n = std::min(frag_max, end - r->offset);
+      FragInfo fi{r->remote_id, r->offset};
+      int rc = t->send(r->dest_world, kAmFrag, &fi, sizeof fi, s->chunk[k] + (r->offset - s->begin[k]), n);
+      if (rc == kAgain) return false;
+      if (rc != kOk) {
+        r->error = MPI_ERR_OTHER;
+        return true;
+      }
+      r->offset += n;
+    }
+    s->busy[k] = false;
+    s->send_slot ^= 1;
+  }
+}
+
+void device_frag(Request* r, uint64_t offset, const uint8_t* data, size_t len) {
+  DeviceState* s = state_of(r);
+  if (!s->recv_chunk) {
+    s->chunk_size = accel::staging_chunk();
+    s->recv_chunk = static_cast<uint8_t*>(accel::pinned_alloc(s->chunk_size));
+    if (!s->recv_chunk) {
+      r->error = MPI_ERR_NO_MEM;
+      return;
+    }
+    s->recv_begin = offset;
+    s->recv_fill = 0;
+  }
+  // Fragments come in order; anything else (or a full chunk) flushes first.
+  if (offset != s->recv_begin + s->recv_fill || s->recv_fill + len > s->chunk_size) {
+    device_recv_flush(r);
+    s->recv_begin = offset;
+  }
+  if (len > s->chunk_size) {  // a fragment larger than a chunk: straight to the device
+    if (accel::copy(static_cast<uint8_t*>(r->buffer) + offset, data, len) != 0) r->error = MPI_ERR_OTHER;
+    s->recv_begin = offset + len;
+    return;
+  }
+  std::memcpy(s->recv_chunk + s->recv_fill, data, len);
+  s->recv_fill += len;
+}
+
+void device_recv_flush(Request* r) {
+  auto* s = static_cast<DeviceState*>(r->device_state);
+  if (!s || !s->recv_fill) return;
+  if (accel::copy(static_cast<uint8_t*>(r->buffer) + s->recv_begin, s->recv_chunk, s->recv_fill) != 0)
+    r->error = MPI_ERR_OTHER;
+  s->recv_begin += s->recv_fill;
+  s->recv_fill = 0;
+}
+
+const void* device_source(const Message& m) {
+  if (m.source_world == rte::job().rank) return reinterpret_cast<const void*>(m.address);
+  if (!m.ipc) return nullptr;
+  const void* p = accel::ipc_open(m.source_world, *m.ipc);
+  if (p) device_ipc.add();
+  return p;
+}
+
+}  // namespace axon::pml

@@ -1,0 +1,210 @@
+// Pointer classification and the accel layer's copies and IPC export,
+// against the fake driver (test/accel/fake_cuda.c). Compiled with the
+// accel sources directly (the library's copy is hidden), run without MPI.
+// The driver is AXON_ACCEL_CUDA_LIBRARY (test/accel/run.sh sets it).
+//   classify fake       device / managed / pinned / host pointers, the
+//                       cache, copies, async copies, IPC export
+//   classify nodevice   the fake with FAKE_CUDA_DEVICES=0: accel off
+//   classify none       no driver at all: accel off, host path
+//   classify timing     (with the fake) prints the cost of classify() on a
+//                       host pointer: accel off, driver without context,
+//                       driver with context; no assertions
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <string>
+#include <vector>
+
+#include <cuda.h>
+
+#include "accel/accel.h"
+
+namespace {
+int failures = 0;
+#define EXPECT(cond)                                                    \
+  do {                                                                  \
+    if (!(cond)) {                                                      \
+      std::fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #cond); \
+      ++failures;                                                       \
+    }                                                                   \
+  } while (0)
+
+struct FakeStats {
+  unsigned long pointer_queries;
+  unsigned long copies_htod, copies_dtoh, copies_dtod, copies_htoh;
+  unsigned long async_copies;
+  unsigned long bytes_dtod;
+  unsigned long ipc_exports, ipc_opens, ipc_closes;
+  unsigned long pinned_allocs;
+  unsigned long live_allocations;
+};
+
+template <class F> F sym(void* lib, const char* name) {
+  void* p = dlsym(lib, name);
+  if (!p) {
+    std::fprintf(stderr, "fake driver lacks %s\n", name);
+    std::exit(1);
+  }
+  return reinterpret_cast<F>(p);
+}
+
+using namespace axon;
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return 2;
+  std::string mode = argv[1];
+  const char* lib_env = std::getenv("AXON_ACCEL_CUDA_LIBRARY");
+  std::string lib_path = lib_env ? lib_env : "";
+  if (mode == "none") {
+    int x = 0;
+    EXPECT(accel::classify(&x) == accel::Memory::Host);
+    EXPECT(!accel::available());
+    EXPECT(std::strstr(accel::why_off(), "no CUDA driver") != nullptr);
+    char a[16] = "hello", b[16] = {};
+    EXPECT(accel::copy(b, a, sizeof a) == 0 && std::strcmp(b, "hello") == 0);
+    std::printf("%s\n", failures ? "FAILED" : "ok: no driver, host path");
+    return failures ? 1 : 0;
+  }
+  if (mode == "timing") {
+    // Accel off for this measurement is AXON_ACCEL=0 in another run; here
+    // the driver is loaded: first no context, then a context.
+    auto time_it = [](const char* what) {
+      std::vector<char> host(64);
+      constexpr int kCalls = 2000000;
+      auto t0 = std::chrono::steady_clock::now();
+      int device = 0;
+      for (int i = 0; i < kCalls; ++i) device += accel::on_device(host.data() + (i & 7));
+      auto t1 = std::chrono::steady_clock::now();
+      std::printf("%-28s %7.1f ns per classify (%d device)\n", what,
+                  std::chrono::duration<double, std::nano>(t1 - t0).count() / kCalls, device);
+    };
+    int probe = 0;
+    (void)accel::classify(&probe);  // starts accel (or finds it off)
+    time_it(accel::available() ? "driver, no context" : "accel off");
+    if (accel::available()) {
+      void* lib = dlopen(lib_path.c_str(), RTLD_NOW);
+      auto retain = sym<CUresult (*)(CUcontext*, CUdevice)>(lib, "cuDevicePrimaryCtxRetain");
+      auto set_current = sym<CUresult (*)(CUcontext)>(lib, "cuCtxSetCurrent");
+      CUcontext ctx = nullptr;
+      retain(&ctx, 0);
+      set_current(ctx);
+      time_it("driver, context (fake)");
+    }
+    return 0;
+  }
+  if (mode == "nodevice") {
+    int x = 0;
+    EXPECT(accel::classify(&x) == accel::Memory::Host);
+    EXPECT(!accel::available());
+    EXPECT(std::strstr(accel::why_off(), "cuInit") != nullptr);
+    std::printf("%s\n", failures ? "FAILED" : "ok: no device, host path");
+    return failures ? 1 : 0;
+  }
+  void* lib = dlopen(lib_path.c_str(), RTLD_NOW);
+  if (!lib) {
+    std::fprintf(stderr, "cannot load %s\n", lib_path.c_str());
+    return 1;
+  }
+  auto stats = sym<void (*)(FakeStats*)>(lib, "fake_cuda_stats");
+  auto mem_alloc = sym<CUresult (*)(CUdeviceptr*, size_t)>(lib, "cuMemAlloc_v2");
+  auto mem_managed = sym<CUresult (*)(CUdeviceptr*, size_t, unsigned)>(lib, "cuMemAllocManaged");
+  auto mem_host = sym<CUresult (*)(void**, size_t)>(lib, "cuMemAllocHost_v2");
+  auto mem_free = sym<CUresult (*)(CUdeviceptr)>(lib, "cuMemFree_v2");
+  auto host_free = sym<CUresult (*)(void*)>(lib, "cuMemFreeHost");
+  auto retain = sym<CUresult (*)(CUcontext*, CUdevice)>(lib, "cuDevicePrimaryCtxRetain");
+  auto set_current = sym<CUresult (*)(CUcontext)>(lib, "cuCtxSetCurrent");
+  FakeStats st{};
+
+  // Before any context exists, host pointers cost no driver query.
+  std::vector<char> host(4096, 'h');
+  EXPECT(accel::classify(host.data()) == accel::Memory::Host);
+  EXPECT(accel::available());
+  stats(&st);
+  EXPECT(st.pointer_queries == 0);
+
+  CUcontext ctx = nullptr;
+  EXPECT(retain(&ctx, 0) == CUDA_SUCCESS && set_current(ctx) == CUDA_SUCCESS);
+  CUdeviceptr dev = 0, dev2 = 0, managed = 0;
+  void* pinned = nullptr;
+  EXPECT(mem_alloc(&dev, 1 << 20) == CUDA_SUCCESS);
+  EXPECT(mem_alloc(&dev2, 100) == CUDA_SUCCESS);
+  EXPECT(mem_managed(&managed, 4096, 1) == CUDA_SUCCESS);
+  EXPECT(mem_host(&pinned, 4096) == CUDA_SUCCESS);
+  auto* d = reinterpret_cast<char*>(dev);
+
+  EXPECT(accel::classify(d) == accel::Memory::Device);
+  stats(&st);
+  unsigned long q = st.pointer_queries;
+  EXPECT(q == 1);
+  // Inside the same allocation: answered by the range cache.
+  EXPECT(accel::classify(d + 12345) == accel::Memory::Device);
+  EXPECT(accel::classify(d + (1 << 20) - 1) == accel::Memory::Device);
+  stats(&st);
+  EXPECT(st.pointer_queries == q);
+  // One past the end is not in the range.
+  EXPECT(accel::classify(reinterpret_cast<char*>(dev2)) == accel::Memory::Device);
+  EXPECT(accel::classify(reinterpret_cast<char*>(managed) + 10) == accel::Memory::Managed);
+  EXPECT(accel::on_device(reinterpret_cast<char*>(managed)));
+  EXPECT(accel::classify(pinned) == accel::Memory::Host);
+  EXPECT(accel::classify(host.data()) == accel::Memory::Host);
+  EXPECT(accel::classify(nullptr) == accel::Memory::Host);
+  // Many allocations: the cache is bounded and still right after eviction.
+  std::vector<CUdeviceptr> many(20);
+  for (auto& m : many) EXPECT(mem_alloc(&m, 64) == CUDA_SUCCESS);
+  for (int round = 0; round < 2; ++round)
+    for (auto m : many) EXPECT(accel::classify(reinterpret_cast<char*>(m) + 63) == accel::Memory::Device);
+  EXPECT(accel::classify(d + 7) == accel::Memory::Device);
+
+  // Copies in every direction.
+  std::vector<char> src(1 << 20), back(1 << 20);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<char>(i * 7 + 3);
+  EXPECT(accel::copy(d, src.data(), src.size()) == 0);
+  EXPECT(accel::copy(reinterpret_cast<char*>(dev2), d + 1000, 100) == 0);
+  EXPECT(accel::copy(back.data(), reinterpret_cast<char*>(dev2), 100) == 0);
+  EXPECT(std::memcmp(back.data(), src.data() + 1000, 100) == 0);
+  std::fill(back.begin(), back.end(), 0);
+  accel::Event e = nullptr;
+  EXPECT(accel::copy_async(back.data(), d, back.size(), &e) == 0);
+  EXPECT(e != nullptr);
+  EXPECT(!accel::event_done(e));  // the fake reports "not ready" once
+  EXPECT(accel::event_done(e));
+  EXPECT(back == src);
+  void* p1 = accel::pinned_alloc(65536);
+  void* p2 = accel::pinned_alloc(65536);
+  EXPECT(p1 && p2 && p1 != p2);
+  EXPECT(accel::classify(p1) == accel::Memory::Host);
+  accel::pinned_free(p1, 65536);
+  EXPECT(accel::pinned_alloc(65536) == p1);  // pooled
+  accel::pinned_free(p1, 65536);
+  accel::pinned_free(p2, 65536);
+
+  // IPC export: plain device memory has a handle (with the offset of the
+  // buffer in its allocation, cached per allocation); managed memory none.
+  accel::IpcHandle h1{}, h2{};
+  EXPECT(accel::ipc_enabled());
+  EXPECT(accel::ipc_export(d + 4096, &h1));
+  EXPECT(h1.offset == 4096 && h1.alloc_size == (1u << 20));
+  EXPECT(accel::ipc_export(d + 8, &h2));
+  EXPECT(h2.offset == 8 && std::memcmp(h1.bytes, h2.bytes, sizeof h1.bytes) == 0);
+  stats(&st);
+  EXPECT(st.ipc_exports == 1);
+  EXPECT(!accel::ipc_export(reinterpret_cast<char*>(managed), &h1));
+  // Opening one's own handle fails (as with the real driver): callers copy directly.
+  EXPECT(accel::ipc_open(0, h2) == nullptr);
+  uint64_t off = 0;
+  EXPECT(accel::dmabuf_fd(d, 4096, &off) == -1);  // the fake has no dma-buf
+
+  accel::finalize();
+  for (auto m : many) mem_free(m);
+  mem_free(dev);
+  mem_free(dev2);
+  mem_free(managed);
+  host_free(pinned);
+  stats(&st);
+  EXPECT(st.live_allocations == 0);  // pinned buffers were given back at finalize
+  std::printf("%s\n", failures ? "FAILED" : "ok");
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,430 @@
+/* A stand-in for the CUDA driver (libcuda.so.1), for testing Axon's
+ * device-buffer paths on machines without a GPU. Loaded by the library with
+ * AXON_ACCEL_CUDA_LIBRARY=<path to this .so>; tests dlopen the same path to
+ * allocate "device" memory and read the statistics.
+ *
+ * "Device memory" from cuMemAlloc is a memfd mapped twice: the address the
+ * application gets is mapped PROT_NONE, so any CPU access to it (a memcpy,
+ * process_vm_readv) faults exactly as it would on a GPU, and a second, hidden
+ * read-write mapping is what the fake's copy functions use. Allocations are
+ * kept in a registry, so cuPointerGetAttributes tells device from host
+ * pointers as the real driver does. Managed memory is CPU-accessible (one
+ * read-write mapping), as on real hardware. An IPC handle names the owner's
+ * pid and memfd; another process on the node opens it through
+ * /proc/<pid>/fd/<fd> and maps the same pages the same two ways (the real
+ * driver refuses to open a handle in the process that made it; so does the
+ * fake). Copies are memcpy; events report "not ready" on
+ * their first query so pipelines really wait for them.
+ *
+ * FAKE_CUDA_DEVICES=0 makes the fake report no device (cuInit fails like a
+ * driver without GPU). */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* Counters the tests read through fake_cuda_stats(). */
+struct fake_cuda_stats {
+    unsigned long pointer_queries;  /* cuPointerGetAttributes calls */
+    unsigned long copies_htod, copies_dtoh, copies_dtod, copies_htoh;
+    unsigned long async_copies;
+    unsigned long bytes_dtod;
+    unsigned long ipc_exports, ipc_opens, ipc_closes;
+    unsigned long pinned_allocs;
+    unsigned long live_allocations;
+};
+
+enum kind { K_DEVICE = 1, K_MANAGED, K_PINNED, K_IPC_MAPPED };
+
+struct alloc {
+    uintptr_t base;
+    uintptr_t shadow;  /* read-write view of device memory for the copy functions (== base for managed) */
+    size_t size;
+    int fd;
+    int kind;
+    unsigned long long id;
+    struct alloc *next;
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct alloc *allocs;
+static unsigned long long next_id = 1;
+static struct fake_cuda_stats stats;
+static int initialized;
+static int primary_active;
+static __thread CUcontext current;
+#define FAKE_CTX ((CUcontext)(uintptr_t)0xC0DE)
+
+struct fake_ipc {
+    char magic[8];
+    int32_t pid;
+    int32_t fd;
+    uint64_t size;
+    uint64_t id;
+};
+
+static struct alloc *find_locked(uintptr_t p)
+{
+    for (struct alloc *a = allocs; a; a = a->next)
+        if (p >= a->base && p < a->base + (a->size ? a->size : 1))
+            return a;
+    return NULL;
+}
+
+static struct alloc *add_locked(uintptr_t base, uintptr_t shadow, size_t size, int fd, int kind)
+{
+    struct alloc *a = calloc(1, sizeof *a);
+    a->base = base;
+    a->shadow = shadow;
+    a->size = size;
+    a->fd = fd;
+    a->kind = kind;
+    a->id = next_id++;
+    a->next = allocs;
+    allocs = a;
+    stats.live_allocations++;
+    return a;
+}
+
+static void remove_locked(struct alloc *gone)
+{
+    for (struct alloc **pp = &allocs; *pp; pp = &(*pp)->next) {
+        if (*pp == gone) {
+            *pp = gone->next;
+            free(gone);
+            stats.live_allocations--;
+            return;
+        }
+    }
+}
+
+static int devices(void)
+{
+    const char *e = getenv("FAKE_CUDA_DEVICES");
+    return e ? atoi(e) : 1;
+}
+
+EXPORT void fake_cuda_stats(struct fake_cuda_stats *out)
+{
+    pthread_mutex_lock(&mu);
+    *out = stats;
+    pthread_mutex_unlock(&mu);
+}
+
+EXPORT CUresult cuInit(unsigned flags)
+{
+    (void)flags;
+    if (devices() <= 0)
+        return CUDA_ERROR_NO_DEVICE;
+    initialized = 1;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDriverGetVersion(int *v) { *v = 13000; return CUDA_SUCCESS; }
+
+EXPORT CUresult cuDeviceGetCount(int *n)
+{
+    if (!initialized) return CUDA_ERROR_NOT_INITIALIZED;
+    *n = devices();
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceGet(CUdevice *d, int ordinal)
+{
+    if (!initialized) return CUDA_ERROR_NOT_INITIALIZED;
+    if (ordinal < 0 || ordinal >= devices()) return CUDA_ERROR_INVALID_DEVICE;
+    *d = ordinal;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxGetCurrent(CUcontext *c) { *c = current; return CUDA_SUCCESS; }
+EXPORT CUresult cuCtxSetCurrent(CUcontext c) { current = c; return CUDA_SUCCESS; }
+
+EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
+{
+    (void)d;
+    if (!initialized) return CUDA_ERROR_NOT_INITIALIZED;
+    primary_active = 1;
+    *c = FAKE_CTX;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned *flags, int *active)
+{
+    (void)d;
+    *flags = 0;
+    *active = primary_active;
+    return CUDA_SUCCESS;
+}
+
+/* The application's view (PROT_NONE unless CPU-accessible) and the fake's
+ * read-write view of one memfd. */
+static int map_twice(int fd, size_t len, int cpu_accessible, void **app, void **rw)
+{
+    *rw = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (*rw == MAP_FAILED) return 0;
+    if (cpu_accessible) { *app = *rw; return 1; }
+    *app = mmap(NULL, len, PROT_NONE, MAP_SHARED, fd, 0);
+    if (*app == MAP_FAILED) { munmap(*rw, len); return 0; }
+    return 1;
+}
+
+static void unmap_twice(struct alloc *a)
+{
+    size_t len = a->size ? a->size : 1;
+    munmap((void *)a->base, len);
+    if (a->shadow != a->base) munmap((void *)a->shadow, len);
+}
+
+static CUresult alloc_shared(CUdeviceptr *p, size_t size, int kind)
+{
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    size_t len = size ? size : 1;
+    int fd = memfd_create("fake_cuda", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)len) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    void *m = MAP_FAILED, *rw = MAP_FAILED;
+    if (!map_twice(fd, len, kind == K_MANAGED, &m, &rw)) { close(fd); return CUDA_ERROR_OUT_OF_MEMORY; }
+    pthread_mutex_lock(&mu);
+    add_locked((uintptr_t)m, (uintptr_t)rw, size, fd, kind);
+    pthread_mutex_unlock(&mu);
+    *p = (CUdeviceptr)(uintptr_t)m;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemAlloc(CUdeviceptr *p, size_t size) { return alloc_shared(p, size, K_DEVICE); }
+
+EXPORT CUresult cuMemAllocManaged(CUdeviceptr *p, size_t size, unsigned flags)
+{
+    (void)flags;
+    return alloc_shared(p, size, K_MANAGED);
+}
+
+EXPORT CUresult cuMemFree(CUdeviceptr p)
+{
+    pthread_mutex_lock(&mu);
+    struct alloc *a = find_locked((uintptr_t)p);
+    if (!a || a->base != (uintptr_t)p || (a->kind != K_DEVICE && a->kind != K_MANAGED)) {
+        pthread_mutex_unlock(&mu);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    unmap_twice(a);
+    close(a->fd);
+    remove_locked(a);
+    pthread_mutex_unlock(&mu);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemAllocHost(void **p, size_t size)
+{
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    *p = malloc(size ? size : 1);
+    pthread_mutex_lock(&mu);
+    add_locked((uintptr_t)*p, (uintptr_t)*p, size, -1, K_PINNED);
+    stats.pinned_allocs++;
+    pthread_mutex_unlock(&mu);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemFreeHost(void *p)
+{
+    pthread_mutex_lock(&mu);
+    struct alloc *a = find_locked((uintptr_t)p);
+    if (!a || a->kind != K_PINNED) { pthread_mutex_unlock(&mu); return CUDA_ERROR_INVALID_VALUE; }
+    remove_locked(a);
+    pthread_mutex_unlock(&mu);
+    free(p);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemHostRegister(void *p, size_t size, unsigned flags) { (void)p; (void)size; (void)flags; return CUDA_SUCCESS; }
+EXPORT CUresult cuMemHostUnregister(void *p) { (void)p; return CUDA_SUCCESS; }
+
+EXPORT CUresult cuMemGetAddressRange(CUdeviceptr *base, size_t *size, CUdeviceptr p)
+{
+    pthread_mutex_lock(&mu);
+    struct alloc *a = find_locked((uintptr_t)p);
+    CUresult rc = CUDA_ERROR_NOT_FOUND;
+    if (a && a->kind != K_PINNED) {
+        if (base) *base = a->base;
+        if (size) *size = a->size;
+        rc = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&mu);
+    return rc;
+}
+
+EXPORT CUresult cuPointerGetAttributes(unsigned n, CUpointer_attribute *attrs, void **data, CUdeviceptr p)
+{
+    pthread_mutex_lock(&mu);
+    stats.pointer_queries++;
+    struct alloc *a = find_locked((uintptr_t)p);
+    for (unsigned i = 0; i < n; i++) {
+        switch (attrs[i]) {
+        case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+            *(unsigned *)data[i] = !a ? 0 : a->kind == K_PINNED ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+            break;
+        case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+            *(unsigned char *)data[i] = a && a->kind == K_MANAGED;  /* a bool, as in the real driver */
+            break;
+        case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+            *(CUdeviceptr *)data[i] = a ? a->base : 0;
+            break;
+        case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+            *(size_t *)data[i] = a ? a->size : 0;
+            break;
+        case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+            *(int *)data[i] = a ? 0 : -1;
+            break;
+        case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+            *(unsigned long long *)data[i] = a ? a->id : 0;
+            break;
+        default:
+            pthread_mutex_unlock(&mu);
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+    }
+    pthread_mutex_unlock(&mu);
+    return CUDA_SUCCESS;
+}
+
+/* Where the fake reads or writes `p`: the read-write view of device memory. */
+static void *cpu_view_locked(uintptr_t p, int *is_device)
+{
+    struct alloc *a = find_locked(p);
+    *is_device = a && a->kind != K_PINNED;
+    return a ? (void *)(a->shadow + (p - a->base)) : (void *)p;
+}
+
+static CUresult do_copy(CUdeviceptr dst, CUdeviceptr src, size_t n, int async)
+{
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&mu);
+    int d, s;
+    void *to = cpu_view_locked((uintptr_t)dst, &d);
+    const void *from = cpu_view_locked((uintptr_t)src, &s);
+    if (d && s) { stats.copies_dtod++; stats.bytes_dtod += n; }
+    else if (d) stats.copies_htod++;
+    else if (s) stats.copies_dtoh++;
+    else stats.copies_htoh++;
+    if (async) stats.async_copies++;
+    pthread_mutex_unlock(&mu);
+    memmove(to, from, n);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n) { return do_copy(dst, src, n, 0); }
+EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) { (void)s; return do_copy(dst, src, n, 1); }
+EXPORT CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t n) { return do_copy(dst, (CUdeviceptr)(uintptr_t)src, n, 0); }
+EXPORT CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n) { return do_copy((CUdeviceptr)(uintptr_t)dst, src, n, 0); }
+EXPORT CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n) { return do_copy(dst, src, n, 0); }
+EXPORT CUresult cuMemsetD8(CUdeviceptr dst, unsigned char v, size_t n)
+{
+    int d;
+    pthread_mutex_lock(&mu);
+    void *to = cpu_view_locked((uintptr_t)dst, &d);
+    pthread_mutex_unlock(&mu);
+    memset(to, v, n);
+    return CUDA_SUCCESS;
+}
+
+/* Streams and events: copies are done when issued, but an event reports
+ * "not ready" on its first query after each record. */
+struct fake_event { int queries_left; };
+
+EXPORT CUresult cuStreamCreate(CUstream *s, unsigned flags)
+{
+    (void)flags;
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    *s = (CUstream)malloc(8);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamDestroy(CUstream s) { free(s); return CUDA_SUCCESS; }
+EXPORT CUresult cuStreamSynchronize(CUstream s) { (void)s; return CUDA_SUCCESS; }
+EXPORT CUresult cuEventCreate(CUevent *e, unsigned flags)
+{
+    (void)flags;
+    *e = (CUevent)calloc(1, sizeof(struct fake_event));
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventDestroy(CUevent e) { free(e); return CUDA_SUCCESS; }
+EXPORT CUresult cuEventRecord(CUevent e, CUstream s) { (void)s; ((struct fake_event *)e)->queries_left = 1; return CUDA_SUCCESS; }
+EXPORT CUresult cuEventQuery(CUevent e)
+{
+    struct fake_event *fe = (struct fake_event *)e;
+    if (fe->queries_left > 0) { fe->queries_left--; return CUDA_ERROR_NOT_READY; }
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventSynchronize(CUevent e) { ((struct fake_event *)e)->queries_left = 0; return CUDA_SUCCESS; }
+
+EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p)
+{
+    pthread_mutex_lock(&mu);
+    struct alloc *a = find_locked((uintptr_t)p);
+    if (!a || a->kind != K_DEVICE || a->base != (uintptr_t)p) {
+        pthread_mutex_unlock(&mu);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    struct fake_ipc f = {{'F', 'A', 'K', 'E', 'C', 'U', 'D', 'A'}, (int32_t)getpid(), a->fd, a->size, a->id};
+    memset(h, 0, sizeof *h);
+    memcpy(h, &f, sizeof f);
+    stats.ipc_exports++;
+    pthread_mutex_unlock(&mu);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuIpcOpenMemHandle(CUdeviceptr *p, CUipcMemHandle h, unsigned flags)
+{
+    (void)flags;
+    struct fake_ipc f;
+    memcpy(&f, &h, sizeof f);
+    if (memcmp(f.magic, "FAKECUDA", 8) != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (f.pid == getpid()) return CUDA_ERROR_INVALID_CONTEXT;  /* as the real driver: not in the exporting process */
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)f.pid, (int)f.fd);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) return CUDA_ERROR_INVALID_HANDLE;
+    size_t len = f.size ? f.size : 1;
+    void *m, *rw;
+    if (!map_twice(fd, len, 0, &m, &rw)) { close(fd); return CUDA_ERROR_OUT_OF_MEMORY; }
+    pthread_mutex_lock(&mu);
+    add_locked((uintptr_t)m, (uintptr_t)rw, f.size, fd, K_IPC_MAPPED);
+    stats.ipc_opens++;
+    pthread_mutex_unlock(&mu);
+    *p = (CUdeviceptr)(uintptr_t)m;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr p)
+{
+    pthread_mutex_lock(&mu);
+    struct alloc *a = find_locked((uintptr_t)p);
+    if (!a || a->kind != K_IPC_MAPPED) { pthread_mutex_unlock(&mu); return CUDA_ERROR_INVALID_VALUE; }
+    unmap_twice(a);
+    close(a->fd);
+    remove_locked(a);
+    stats.ipc_closes++;
+    pthread_mutex_unlock(&mu);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr p, size_t size, CUmemRangeHandleType type,
+                                              unsigned long long flags)
+{
+    (void)handle; (void)p; (void)size; (void)type; (void)flags;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+EXPORT CUresult cuGetErrorString(CUresult rc, const char **s)
+{
+    *s = rc == CUDA_SUCCESS ? "no error" : "fake CUDA error";
+    return CUDA_SUCCESS;
+}
