@@ -163,6 +163,24 @@ RemoteNodes::Daemon *RemoteNodes::daemon_of_node(uint32_t node) {
     return nullptr;
 }
 
+// Waits for a daemon's agent (ssh, srun, ...) to exit until `deadline`, then
+// kills its process group; the agent is reaped either way.
+void RemoteNodes::reap_agent(Daemon &daemon, Clock::time_point deadline) {
+    while (daemon.agent > 0) {
+        int status;
+        pid_t got = waitpid(daemon.agent, &status, WNOHANG);
+        if (got == daemon.agent || (got < 0 && errno == ECHILD)) {
+            daemon.agent = -1;
+        } else if (Clock::now() >= deadline) {
+            kill(-daemon.agent, SIGKILL);
+            waitpid(daemon.agent, &status, 0);
+            daemon.agent = -1;
+        } else {
+            usleep(5000);
+        }
+    }
+}
+
 // Kills every agent's process group and drops every connection (a daemon
 // that loses mpirun kills its ranks and exits), then reaps the agents.
 void RemoteNodes::stop_all_now() {
@@ -172,21 +190,7 @@ void RemoteNodes::stop_all_now() {
         if (daemon.agent > 0) kill(-daemon.agent, SIGTERM);
     }
     auto deadline = Clock::now() + std::chrono::seconds(2);
-    for (auto &daemon : daemons_) {
-        while (daemon.agent > 0) {
-            int status;
-            pid_t got = waitpid(daemon.agent, &status, WNOHANG);
-            if (got == daemon.agent || (got < 0 && errno == ECHILD)) {
-                daemon.agent = -1;
-            } else if (Clock::now() >= deadline) {
-                kill(-daemon.agent, SIGKILL);
-                waitpid(daemon.agent, &status, 0);
-                daemon.agent = -1;
-            } else {
-                usleep(10000);
-            }
-        }
-    }
+    for (auto &daemon : daemons_) reap_agent(daemon, deadline);
 }
 
 int RemoteNodes::start(const RemoteStartOptions &options, BindPolicy bind_policy) {
@@ -604,19 +608,7 @@ void RemoteNodes::finish() {
     auto deadline = Clock::now() + std::chrono::seconds(3);
     for (auto &daemon : daemons_) {
         daemon.channel.drain(200);
-        while (daemon.agent > 0) {
-            int status;
-            pid_t got = waitpid(daemon.agent, &status, WNOHANG);
-            if (got == daemon.agent || (got < 0 && errno == ECHILD)) {
-                daemon.agent = -1;
-            } else if (Clock::now() >= deadline) {
-                kill(-daemon.agent, SIGKILL);
-                waitpid(daemon.agent, &status, 0);
-                daemon.agent = -1;
-            } else {
-                usleep(5000);
-            }
-        }
+        reap_agent(daemon, deadline);
         daemon.channel.close();
     }
 }

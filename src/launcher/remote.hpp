@@ -17,6 +17,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -96,6 +97,7 @@ private:
 
     Daemon *daemon_of_node(uint32_t node);
     void stop_all_now();
+    void reap_agent(Daemon &daemon, std::chrono::steady_clock::time_point deadline);
     bool handle_hello(wire::Channel &channel, const wire::Message &message);
     void handle(JobSupervisor &supervisor, Daemon &daemon, const wire::Message &message);
     void add_fence_part(const std::string &key, size_t expected, uint32_t node, std::string data,

@@ -81,14 +81,6 @@ std::vector<std::string> own_command_line() {
   return args;
 }
 
-const char* thread_level_name(int level) {
-  switch (level) {
-    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
-    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
-    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
-    default: return "MPI_THREAD_SINGLE";
-  }
-}
 
 // The keys MPI-4.1 11.2.4 lists for MPI_INFO_ENV that Axon knows: "command"
 // and "argv" (the arguments after the command, separated by spaces), then
@@ -176,6 +168,15 @@ void info_free(Info* info) {
   if (!info || info->predefined) return;
   info->magic = 0;  // a stale handle is then rejected where detectable
   delete info;
+}
+
+const char* thread_level_name(int level) {
+  switch (level) {
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
+    default: return "MPI_THREAD_SINGLE";
+  }
 }
 
 bool info_get_bool(const Info* info, std::string_view key, bool fallback) {

@@ -59,6 +59,9 @@ using InfoPtr = std::unique_ptr<Info, InfoDeleter>;
 // Reads a hint as a boolean ("true"/"false", case-insensitive) or an integer;
 // `fallback` when absent or malformed. `info` may be nullptr.
 bool info_get_bool(const Info* info, std::string_view key, bool fallback);
+// "MPI_THREAD_SINGLE" ... "MPI_THREAD_MULTIPLE": the values of the
+// "thread_level" key (MPI_INFO_ENV, MPI_Session_init / _get_info).
+const char* thread_level_name(int level);
 long long info_get_int(const Info* info, std::string_view key, long long fallback);
 
 }  // namespace axon::mpi

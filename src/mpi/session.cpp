@@ -49,15 +49,6 @@ bool pset_members(const char* name, std::vector<int>* members) {
   return false;
 }
 
-const char* thread_level_name(int level) {
-  switch (level) {
-    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
-    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
-    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
-    default: return "MPI_THREAD_SINGLE";
-  }
-}
-
 // The "thread_level" hint of MPI_Session_init (MPI-4.1 11.3.1); a value
 // Axon does not know leaves the default, as hints may be ignored.
 int requested_thread_level(const Info* info) {

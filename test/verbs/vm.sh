@@ -15,6 +15,11 @@ if ! setup=$("$AXON_SRCDIR/contrib/rxe-vm/setup.sh" 2>&1); then
   exit 77
 fi
 cd "$AXON_BUILDDIR" || exit 1
-export AXON_RXE_VM_RW=$AXON_BUILDDIR AXON_RXE_VM_TIMEOUT=${AXON_RXE_VM_TIMEOUT:-110}
+# The guest sees the host's / read-only but with its own /tmp, /run, ...:
+# the source and build trees are shared explicitly, by their real paths.
+AXON_SRCDIR=$(cd "$AXON_SRCDIR" && pwd -P) AXON_BUILDDIR=$(pwd -P)
+export AXON_SRCDIR AXON_BUILDDIR
+# The source first: a build tree inside it (build-tests/) is mounted over it.
+export AXON_RXE_VM_RW="$AXON_SRCDIR:$AXON_BUILDDIR" AXON_RXE_VM_TIMEOUT=${AXON_RXE_VM_TIMEOUT:-110}
 export AXON_RXE_VM_ENV="AXON_BUILDDIR AXON_SRCDIR"
 exec "$AXON_SRCDIR/contrib/rxe-vm/run-in-rxe-vm.sh" "sh $AXON_SRCDIR/test/verbs/in-vm.sh $1"
