@@ -2,8 +2,9 @@
 # bench-tcp.sh -- TCP latency and bandwidth between two namespace nodes (one
 # rank each, a veth pair through a bridge): Axon's tcp transport against
 # Debian's Open MPI (btl tcp), the same contrib/bench programs for both, runs
-# interleaved. (MPICH is left out: Hydra's proxies inside the namespaces could
-# not connect back to mpiexec.)
+# interleaved. (MPICH is left out: its Hydra proxies cannot reach mpiexec from
+# the namespaces without a default route, and with one both ranks ran at
+# shared-memory latency, 0.6 µs: not a TCP measurement.)
 #   contrib/netns/bench-tcp.sh AXON_PREFIX [RUNS]
 # Prints one table per benchmark: size, the median over RUNS (3) of each MPI,
 # and Axon/Open MPI (latency: <1 is faster; bandwidth: >1 is faster).
