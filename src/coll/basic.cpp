@@ -110,7 +110,7 @@ int reduce_to_zero(void* acc, void* scratch, MPI_Count count, const Datatype* ty
       // scratch = acc op scratch (acc holds lower ranks: the left operand)
       rc = op_apply(*op, acc, scratch, static_cast<size_t>(count), *type);
       if (rc != MPI_SUCCESS) return rc;
-      std::memcpy(acc, scratch, bytes);
+      if (bytes) std::memcpy(acc, scratch, bytes);
     }
   }
   return MPI_SUCCESS;
