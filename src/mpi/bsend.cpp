@@ -336,10 +336,6 @@ AttachedBuffer& own_buffer(Session* s) {
 }
 }  // namespace
 
-#define AXON_SESSION_OR_RAISE(var, handle, fn) \
-  Session* var = session_from_handle(handle);  \
-  if (!var) return raise_self(MPI_ERR_SESSION, fn, "invalid session")
-
 AXON_API(int, MPI_Session_attach_buffer, (MPI_Session session, void* buffer, int size)) {
   AXON_SESSION_OR_RAISE(s, session, "MPI_Session_attach_buffer");
   return attach("MPI_Session_attach_buffer", own_buffer(s), Owner{nullptr, s}, buffer, size);

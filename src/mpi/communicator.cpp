@@ -65,6 +65,15 @@ Comm* comm_alloc(const Comm* parent) {
   return c;
 }
 
+Comm* comm_alloc_from_groups(Errhandler* errhandler, uint64_t session_id) {
+  Comm* c = comm_alloc(comm_world());
+  errhandler_retain(errhandler);
+  errhandler_release(c->errhandler);
+  c->errhandler = errhandler;
+  c->session_id = session_id;
+  return c;
+}
+
 void comm_open_intra(Comm* c, int pair, int rank, std::vector<int> world) {
   c->context_pair = pair;
   pml::context_open(&c->coll, static_cast<uint32_t>(2 * pair + 1), rank, world);
@@ -522,17 +531,11 @@ AXON_API(int, MPI_Comm_create_from_group,
     return MPI_SUCCESS;
   }
   // The members' world ranks are their ranks in the world's contexts.
-  uint32_t hash = 2166136261u;  // FNV-1a
-  for (const char* p = stringtag; *p; ++p) hash = (hash ^ static_cast<uint8_t>(*p)) * 16777619u;
-  Comm* world = comm_world();
   int error = MPI_SUCCESS;
-  int pair = agree_context_pair(&world->coll, g->world, me, internal_tag_for_string(hash), &error);
+  int pair = agree_context_pair(&comm_world()->coll, g->world, me, internal_tag_for_string(string_tag_hash(stringtag)),
+                                &error);
   if (error != MPI_SUCCESS) return raise(&on_error, error, fn, "no context id free at every member");
-  Comm* c = comm_alloc(world);
-  errhandler_release(c->errhandler);
-  c->errhandler = e;
-  errhandler_retain(e);
-  c->session_id = g->session_id;
+  Comm* c = comm_alloc_from_groups(e, g->session_id);
   set_hints(c, info);
   comm_open_intra(c, pair, me, g->world);
   *newcomm = c->handle;

@@ -16,6 +16,9 @@ int local_size(const Comm* c);
 // A new heap communicator that inherits the parent's error handler (MPI-4.1
 // 9.3: new communicators inherit the parent's handler). It has no contexts yet.
 Comm* comm_alloc(const Comm* parent);
+// A communicator made from groups, without a parent (MPI_Comm_create_from_group,
+// MPI_Intercomm_create_from_groups): the error handler given, the groups' session.
+Comm* comm_alloc_from_groups(Errhandler* errhandler, uint64_t session_id);
 // Opens an intracommunicator's contexts on an agreed pool pair.
 void comm_open_intra(Comm* c, int pair, int rank, std::vector<int> world);
 // Opens an intercommunicator: p2p/coll on `pair` map remote ranks, `local`

@@ -117,6 +117,11 @@ inline int internal_tag_for_user(int user_tag) { return -0x200000 - (user_tag & 
 // collective context, under a tag made from a hash of the user's string tag
 // (concurrent calls must use different string tags).
 inline int internal_tag_for_string(uint32_t hash) { return -0x30000000 - static_cast<int>(hash & 0x0fffffff); }
+inline uint32_t string_tag_hash(const char* s) {  // FNV-1a
+  uint32_t hash = 2166136261u;
+  for (; *s; ++s) hash = (hash ^ static_cast<uint8_t>(*s)) * 16777619u;
+  return hash;
+}
 // Neighbourhood collectives (src/mpi/neighbor.cpp) use kTagNeighbor - k for
 // k below twice the number of cartesian dimensions: below every tag above.
 constexpr int kTagNeighbor = -0x20000000;

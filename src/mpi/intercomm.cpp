@@ -303,8 +303,7 @@ AXON_API(int, MPI_Intercomm_create_from_groups,
   if (my_rank == MPI_UNDEFINED) return raise(&on_error, MPI_ERR_GROUP, fn, "this process is not in local_group");
   for (int w : lg->world)
     if (rg->rank_of_world(w) != MPI_UNDEFINED) return raise(&on_error, MPI_ERR_GROUP, fn, "the groups overlap");
-  uint32_t hash = 2166136261u;  // FNV-1a of the string tag
-  for (const char* p = stringtag; *p; ++p) hash = (hash ^ static_cast<uint8_t>(*p)) * 16777619u;
+  uint32_t hash = string_tag_hash(stringtag);
   Comm* world = comm_world();
   std::vector<int> members{lg->world[local_leader]};
   for (int r = 0; r < lg->size(); ++r)
@@ -321,11 +320,7 @@ AXON_API(int, MPI_Intercomm_create_from_groups,
     context_release(local_pair);
     return raise(&on_error, rc, fn, "agreement with the remote group failed");
   }
-  Comm* c = comm_alloc(world);
-  errhandler_release(c->errhandler);
-  c->errhandler = e;
-  errhandler_retain(e);
-  c->session_id = lg->session_id;
+  Comm* c = comm_alloc_from_groups(e, lg->session_id);
   comm_open_inter(c, pair, local_pair, my_rank, lg->world, rg->world);
   *newintercomm = c->handle;
   return MPI_SUCCESS;

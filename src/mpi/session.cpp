@@ -108,10 +108,6 @@ void* session_bsend_buffer(uint64_t session_id) {
 using namespace axon;
 using namespace axon::mpi;
 
-#define AXON_SESSION_OR_RAISE(var, handle, fn) \
-  Session* var = session_from_handle(handle);  \
-  if (!var) return raise_self(MPI_ERR_SESSION, fn, "invalid session")
-
 AXON_API(int, MPI_Session_init, (MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session)) {
   const char* fn = "MPI_Session_init";
   Errhandler* e = errhandler_from_handle(errhandler);

@@ -30,6 +30,11 @@ struct Session {
 
 // The session behind a handle, or nullptr when the handle is not a live session.
 Session* session_from_handle(MPI_Session handle);
+// In an entry point: `var` is the session, or the call raises MPI_ERR_SESSION
+// on MPI_COMM_SELF (there is no session to report through).
+#define AXON_SESSION_OR_RAISE(var, handle, fn) \
+  ::axon::mpi::Session* var = ::axon::mpi::session_from_handle(handle); \
+  if (!var) return ::axon::mpi::raise_self(MPI_ERR_SESSION, fn, "invalid session")
 // Calls the session's error handler (MPI_ERRORS_ARE_FATAL when `s` is null):
 // returns `code` when the handler returns.
 int session_raise(Session* s, int code, const char* function, const char* detail = nullptr);
