@@ -221,6 +221,9 @@ int type_darray(int size, int rank, int ndims, const MPI_Count* gsizes, const in
                 const int* psizes, int order, Datatype* old, bool large, Datatype** out);
 int type_resized(Datatype* old, MPI_Count lb, MPI_Count extent, bool large, Datatype** out);
 int type_dup(Datatype* old, Datatype** out);
+// A type with the layout of the predefined `basic`, whose contents are
+// `combiner` (MPI_COMBINER_F90_*) and `params`, committed.
+int type_f90(Datatype* basic, int combiner, std::span<const int> params, Datatype** out);
 // MPI_Type_get_value_index: the predefined MINLOC/MAXLOC pair type of
 // (value, index), or nullptr when none exists (MPI_DATATYPE_NULL).
 Datatype* type_value_index(const Datatype& value, const Datatype& index);

@@ -392,6 +392,20 @@ int type_resized(Datatype* old, MPI_Count lb, MPI_Count extent, bool large, Data
     });
 }
 
+// MPI_Type_create_f90_*: the layout of the predefined `basic` type, recorded
+// with the F90 combiner and its (p, r) or (r) parameters, since
+// MPI_Type_get_contents must return the values the program asked for.
+int type_f90(Datatype* basic, int combiner, std::span<const int> params, Datatype** out) {
+    return guarded([&] {
+        std::unique_ptr<Datatype> t;
+        if (int rc = layout::clone_layout(*basic, &t)) return rc;
+        t->committed = true;  // the standard treats these as predefined: usable at once
+        Recorder r(combiner, false);
+        for (int v : params) r.integer(v);
+        return r.finish(std::move(t), out);
+    });
+}
+
 int type_dup(Datatype* old, Datatype** out) {
     return guarded([&] {
         std::unique_ptr<Datatype> t;

@@ -581,6 +581,26 @@ AXON_API(int, MPI_Comm_free, (MPI_Comm * comm)) {
   return MPI_SUCCESS;
 }
 
+// MPI-4.1 11.10.4: collective; this rank's pending operations on the
+// communicator complete first (its posted receives are matched, its
+// nonblocking collectives finish), then every member has arrived (a barrier,
+// so the peers' sends to us were all started and are delivered in order
+// before it), and the communicator is freed. Without dynamic processes every
+// communicator is one of this job's, so that is all there is to disconnect.
+AXON_API(int, MPI_Comm_disconnect, (MPI_Comm * comm)) {
+  const char* fn = "MPI_Comm_disconnect";
+  if (!comm) return raise_self(MPI_ERR_ARG, fn, "comm is NULL");
+  AXON_COMM_OR_RAISE(c, *comm, fn);
+  if (c->predefined) return raise(c, MPI_ERR_COMM, fn, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be disconnected");
+  pml::wait_until([c] { return !in_use(c); });
+  if (int rc = PMPI_Barrier(*comm)) return rc;  // already raised on the communicator
+  pml::wait_until([c] { return !in_use(c); });
+  int rc = comm_free(c);
+  if (rc != MPI_SUCCESS) return raise(c, rc, fn, "an attribute delete callback failed");
+  *comm = MPI_COMM_NULL;
+  return MPI_SUCCESS;
+}
+
 AXON_API(int, MPI_Comm_test_inter, (MPI_Comm comm, int* flag)) {
   AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_test_inter");
   if (!flag) return raise(c, MPI_ERR_ARG, "MPI_Comm_test_inter", "flag is NULL");

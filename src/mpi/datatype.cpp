@@ -3,7 +3,11 @@
 // address helpers. Constructors are in type_create.cpp, packing in pack.cpp.
 // Datatype calls have no communicator: errors are raised on MPI_COMM_SELF.
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <tuple>
 
 #include "mpi/api.h"
 #include "mpi/attributes.h"
@@ -147,12 +151,18 @@ AXON_API(int, MPI_Type_commit, (MPI_Datatype * datatype)) {
   return MPI_SUCCESS;
 }
 
+namespace {
+bool is_f90_type(const Datatype* t);  // below, with MPI_Type_create_f90_*
+}
+
 AXON_API(int, MPI_Type_free, (MPI_Datatype * datatype)) {
   const char* fn = "MPI_Type_free";
   if (!datatype) return raise_self(MPI_ERR_ARG, fn, "datatype is NULL");
   Datatype* t = nullptr;
   if (int rc = type_or_raise(*datatype, &t, fn)) return rc;
   if (t->predefined) return raise_self(MPI_ERR_TYPE, fn, "predefined datatypes cannot be freed");
+  if (is_f90_type(t))
+    return raise_self(MPI_ERR_TYPE, fn, "types from MPI_Type_create_f90_* are predefined and cannot be freed");
   // Attributes go while the handle is valid; the object itself lives on
   // while types built from it or pending operations still hold references.
   if (int rc = type_attributes_delete_all(*datatype)) return raise_self(rc, fn, "an attribute delete callback failed");
@@ -233,6 +243,90 @@ AXON_API(int, MPI_Type_match_size, (int typeclass, int size, MPI_Datatype* datat
   if (!t) return raise_self(MPI_ERR_ARG, fn, "no predefined type of this class and size");
   *datatype = to_handle(t);
   return MPI_SUCCESS;
+}
+
+// ---- MPI_Type_create_f90_integer / _real / _complex -----------------------------
+// The standard (MPI-4.1 19.3.5) makes these return predefined-like types: the
+// same (combiner, p, r) gives the same handle, which is never freed, and
+// MPI_Type_get_envelope reports MPI_COMBINER_F90_* with the values asked for.
+// The choice follows Fortran's SELECTED_REAL_KIND / SELECTED_INT_KIND for
+// gfortran on x86-64: the smallest kind whose decimal precision and exponent
+// range both suffice.
+namespace {
+
+struct F90Kind {
+  int precision;  // decimal digits (integers: unused)
+  int range;      // decimal exponent range (integers: digits)
+  MPI_Datatype type;
+};
+const F90Kind kF90Reals[] = {{6, 37, MPI_REAL4}, {15, 307, MPI_REAL8}, {33, 4931, MPI_REAL16}};
+const F90Kind kF90Complexes[] = {{6, 37, MPI_COMPLEX8}, {15, 307, MPI_COMPLEX16}, {33, 4931, MPI_COMPLEX32}};
+const F90Kind kF90Integers[] = {{0, 2, MPI_INTEGER1}, {0, 4, MPI_INTEGER2}, {0, 9, MPI_INTEGER4},
+                                    {0, 18, MPI_INTEGER8}, {0, 38, MPI_INTEGER16}};
+
+std::mutex f90_mutex;
+// (combiner, p, r) -> the type handed out; each holds its reference forever.
+std::map<std::tuple<int, int, int>, Datatype*>& f90_cache() {
+  static auto* cache = new std::map<std::tuple<int, int, int>, Datatype*>;  // outlives static destructors
+  return *cache;
+}
+
+bool is_f90_type(const Datatype* t) {
+  std::lock_guard<std::mutex> lock(f90_mutex);
+  for (const auto& [key, made] : f90_cache())
+    if (made == t) return true;
+  return false;
+}
+
+template <size_t N>
+int f90_type(const char* fn, const F90Kind (&kinds)[N], int combiner, int p, int r, MPI_Datatype* newtype) {
+  if (!newtype) return raise_self(MPI_ERR_ARG, fn, "newtype is NULL");
+  const bool is_integer = combiner == MPI_COMBINER_F90_INTEGER;
+  if (!is_integer && p == MPI_UNDEFINED && r == MPI_UNDEFINED)
+    return raise_self(MPI_ERR_ARG, fn, "at least one of p and r must be given (both are MPI_UNDEFINED)");
+  const int want_p = p == MPI_UNDEFINED ? 0 : p;
+  const int want_r = r == MPI_UNDEFINED ? 0 : r;
+  const F90Kind* chosen = nullptr;
+  for (const F90Kind& k : kinds) {
+    if (want_p <= k.precision && want_r <= k.range) {
+      chosen = &k;
+      break;
+    }
+  }
+  if (!chosen) {
+    *newtype = MPI_DATATYPE_NULL;
+    char why[128];
+    if (is_integer)
+      std::snprintf(why, sizeof why, "no Fortran integer kind has a range of %d digits", r);
+    else
+      std::snprintf(why, sizeof why, "no Fortran kind has precision %d and range %d", p, r);
+    return raise_self(MPI_ERR_ARG, fn, why);
+  }
+  std::lock_guard<std::mutex> lock(f90_mutex);
+  auto key = std::make_tuple(combiner, is_integer ? 0 : p, r);
+  auto& cache = f90_cache();
+  auto found = cache.find(key);
+  if (found == cache.end()) {
+    Datatype* made = nullptr;
+    const int params[] = {p, r};
+    std::span<const int> recorded = is_integer ? std::span<const int>(params + 1, 1) : std::span<const int>(params, 2);
+    if (int rc = type_f90(datatype_from_handle(chosen->type), combiner, recorded, &made)) return raise_self(rc, fn);
+    found = cache.emplace(key, made).first;
+  }
+  *newtype = to_handle(found->second);
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+AXON_API(int, MPI_Type_create_f90_real, (int p, int r, MPI_Datatype* newtype)) {
+  return f90_type("MPI_Type_create_f90_real", kF90Reals, MPI_COMBINER_F90_REAL, p, r, newtype);
+}
+AXON_API(int, MPI_Type_create_f90_complex, (int p, int r, MPI_Datatype* newtype)) {
+  return f90_type("MPI_Type_create_f90_complex", kF90Complexes, MPI_COMBINER_F90_COMPLEX, p, r, newtype);
+}
+AXON_API(int, MPI_Type_create_f90_integer, (int r, MPI_Datatype* newtype)) {
+  return f90_type("MPI_Type_create_f90_integer", kF90Integers, MPI_COMBINER_F90_INTEGER, 0, r, newtype);
 }
 
 AXON_API(int, MPI_Type_get_value_index, (MPI_Datatype value_type, MPI_Datatype index_type,
