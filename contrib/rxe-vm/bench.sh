@@ -46,6 +46,7 @@ for r in \$(seq \$RUNS); do
   perf write_bw.\$r ib_write_bw "-s 1048576 -n 200"
   AXON_BTL=verbs,self \$B/src/launcher/mpirun -np 2 \$OUT/axon_lat -m 0:64K > \$OUT/axon_lat.\$r 2>&1
   AXON_BTL=verbs,self \$B/src/launcher/mpirun -np 2 \$OUT/axon_bw -m 1K:1M -w 16 -r 5 > \$OUT/axon_bw.\$r 2>&1
+  AXON_BTL=verbs,self AXON_BTL_VERBS_RNDV=put \$B/src/launcher/mpirun -np 2 \$OUT/axon_bw -m 1K:1M -w 16 -r 5 > \$OUT/axon_bwput.\$r 2>&1
   if [ -x \$OUT/ompi_lat ]; then
     mpirun.openmpi --allow-run-as-root --oversubscribe -np 2 --mca pml ucx --mca btl self --mca osc ^ucx \$UCX \$OUT/ompi_lat -m 0:64K > \$OUT/ompi_lat.\$r 2>&1
     mpirun.openmpi --allow-run-as-root --oversubscribe -np 2 --mca pml ucx --mca btl self --mca osc ^ucx \$UCX \$OUT/ompi_bw -m 1K:1M -w 16 -r 5 > \$OUT/ompi_bw.\$r 2>&1
@@ -72,6 +73,7 @@ echo "| size (B) | Axon verbs latency (us) | Open MPI+UCX latency (us) |"
 echo "|---:|---:|---:|"
 join -a1 -e - -o 0,1.2,2.2 <(table axon_lat) <(table ompi_lat) | sed 's/ / | /g; s/^/| /; s/$/ |/'
 echo
-echo "| size (B) | Axon verbs bandwidth (MB/s) | Open MPI+UCX bandwidth (MB/s) |"
-echo "|---:|---:|---:|"
-join -a1 -e - -o 0,1.2,2.2 <(table axon_bw) <(table ompi_bw) | sed 's/ / | /g; s/^/| /; s/$/ |/'
+echo "| size (B) | Axon verbs bandwidth, RGET (MB/s) | Axon, RPUT (MB/s) | Open MPI+UCX bandwidth (MB/s) |"
+echo "|---:|---:|---:|---:|"
+join -a1 -e - -o 0,1.2,1.3,2.2 <(join -a1 -e - -o 0,1.2,2.2 <(table axon_bw) <(table axon_bwput)) <(table ompi_bw) |
+  sed 's/ / | /g; s/^/| /; s/$/ |/'

@@ -21,11 +21,13 @@
 #   AXON_RXE_VM_ENV      names of host environment variables to pass to COMMAND
 #                        (AXON_* variables are always passed)
 #   AXON_RXE_VM_MTU      MTU of the guest NIC (rxe's active MTU follows it)
+#   AXON_RXE_VM_NICS     number of guest NICs (default 1): NIC i (eth<i>, 10.0.<2+i>.15/24)
+#                        gets soft-RoCE device rxe<i>, e.g. 2 for multi-rail tests
 #   AXON_RXE_VM_CACHE    kernel/initramfs cache (see setup.sh)
 #   AXON_RXE_VM_QUIET=1  no progress lines on stderr
 set -u
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
-if [ $# -ne 1 ]; then sed -n '2,27p' "$0" >&2; exit 2; fi
+if [ $# -ne 1 ]; then sed -n '2,29p' "$0" >&2; exit 2; fi
 note() { [ "${AXON_RXE_VM_QUIET:-0}" = 1 ] || echo "[rxe-vm] $*" >&2; }
 
 "$HERE/setup.sh" --no-install >&2 || "$HERE/setup.sh" >&2 || { note "cannot prepare the VM"; exit 125; }
@@ -58,7 +60,17 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
-printf '%s\n' "$1" > "$IO/cmd"
+NICS=${AXON_RXE_VM_NICS:-1}
+: > "$IO/cmd"
+# guest-init.sh sets up eth0/rxe0 (and loads what rxe needs); further NICs
+# are set up here, before the command, so the cached initramfs stays valid.
+for i in $(seq 1 $((NICS - 1))); do
+  cat >> "$IO/cmd" <<EOF
+ip link set eth$i up && ip addr add 10.0.$((2 + i)).15/24 dev eth$i ${AXON_RXE_VM_MTU:+&& ip link set eth$i mtu $AXON_RXE_VM_MTU} &&
+  rdma link add rxe$i type rxe netdev eth$i || { echo "rxe-vm: cannot set up eth$i/rxe$i" >&2; exit 125; }
+EOF
+done
+printf '%s\n' "$1" >> "$IO/cmd"
 pwd > "$IO/cwd"
 : > "$IO/out"
 : > "$IO/env"
@@ -73,6 +85,9 @@ args=(-nographic -no-reboot -nodefaults -smp "$SMP" -m "${AXON_RXE_VM_MEM:-2G}" 
       -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
       -virtfs "local,path=$IO,mount_tag=axonio,security_model=none"
       -netdev user,id=net0 -device "virtio-net-pci,netdev=net0,romfile=")
+for i in $(seq 1 $((NICS - 1))); do
+  args+=(-netdev "user,id=net$i,net=10.0.$((2 + i)).0/24" -device "virtio-net-pci,netdev=net$i,romfile=")
+done
 if [ "$ACCEL" = kvm ]; then args+=(-accel kvm -cpu host); else args+=(-accel tcg,thread=multi -cpu max); fi
 n=0
 IFS=: read -r -a rw <<< "${AXON_RXE_VM_RW-$PWD}"

@@ -32,6 +32,7 @@ bool is_unordered(int am_id);
 struct Caps {
   size_t eager_limit = 0;     // largest payload send() takes in one message
   bool can_get = false;       // get() reads peer memory directly (single copy)
+  bool can_put = false;       // put() writes into peer memory exposed by expose_writable()
   uint32_t latency_ns = 0;    // rough one-way latency, for choosing between transports
   uint32_t bandwidth_mbs = 0; // rough bandwidth
 };
@@ -58,10 +59,26 @@ class Transport {
   }
   virtual void unexpose(int peer, uint64_t key) { (void)peer; (void)key; }
 
+  // Makes `len` bytes at `addr` writable by `peer` through put() (can_put
+  // transports only); returns the key for put(), 0 on failure. Released by
+  // unexpose().
+  virtual uint64_t expose_writable(int peer, void* addr, size_t len) {
+    (void)peer; (void)addr; (void)len;
+    return 0;
+  }
+
   // Copies `len` bytes at `remote_addr` in the peer's address space, exposed
   // under `remote_key`, into `local` (can_get transports only). Completes
   // before returning.
   virtual int get(int peer, void* local, uint64_t remote_addr, uint64_t remote_key, size_t len) {
+    (void)peer; (void)local; (void)remote_addr; (void)remote_key; (void)len;
+    return -3;  // kUnsupported
+  }
+
+  // Copies `len` bytes at `local` into the peer's memory at `remote_addr`,
+  // exposed under `remote_key` by expose_writable() (can_put transports
+  // only). Completes before returning: the bytes are in the peer's memory.
+  virtual int put(int peer, const void* local, uint64_t remote_addr, uint64_t remote_key, size_t len) {
     (void)peer; (void)local; (void)remote_addr; (void)remote_key; (void)len;
     return -3;  // kUnsupported
   }

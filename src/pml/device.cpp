@@ -146,7 +146,7 @@ int device_send_rts(Request* r, btl::Transport* t, const MatchHeader& h) {
     MatchHeader h;
     RtsInfo rts;
     DeviceRtsInfo dev;
-  } hdr{h, {to_id(r), reinterpret_cast<uint64_t>(r->buffer), 0, static_cast<uint8_t>(r->mode == SendMode::Synchronous), {}},
+  } hdr{h, {to_id(r), reinterpret_cast<uint64_t>(r->buffer), 0, static_cast<uint8_t>(r->mode == SendMode::Synchronous), 0, {}},
         {0, {}, {}}};
   // IPC reaches only processes of this node; the sm transport is exactly those.
   bool same_process = r->dest_world == rte::job().rank;

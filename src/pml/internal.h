@@ -25,6 +25,7 @@ struct Message {
   uint64_t address = 0;           // rendezvous: data in the sender
   uint64_t key = 0;               // rendezvous: the transport's key for it
   bool synchronous = false;
+  bool readable = true;           // rendezvous: the sender exposed its data for get()
   std::vector<uint8_t> payload;   // eager: the data
   // kAmRtsDevice with an IPC handle of the sender's GPU buffer (out of line:
   // host messages pay only for a null pointer).
@@ -53,6 +54,8 @@ void posted_remove(MatchQueues* q, Request* r);
 void on_match_message(int am_id, int src_world, const void* msg, size_t len);  // eager, eager-sync, rts
 void on_reply(int src_world, const void* msg, size_t len);          // fin, sync-ack, cts
 void on_frag(int src_world, const void* msg, size_t len);
+void on_cts_put(int src_world, const void* msg, size_t len);  // sender: write, then kAmPutFin
+void on_put_fin(int src_world, const void* msg, size_t len);  // receiver: the data is in place
 void on_cancel(int src_world, const void* msg, size_t len);
 void on_cancel_reply(int src_world, const void* msg, size_t len);
 void cancel_send(Request* r);
@@ -62,6 +65,8 @@ void deliver(Request* recv, Message& m, const void* eager_payload, size_t payloa
 
 // Sends a control reply; queued and retried when the transport is full.
 void send_reply(int dest_world, int am_id, uint64_t sender_request, uint64_t receiver_request);
+// Same for any control message of at most sizeof(PutCtsInfo) bytes.
+void send_control(int dest_world, int am_id, const void* info, size_t len);
 // Retries queued sends, fragments and replies; returns how many went out.
 int retry_pending();
 // The blocking-send fast path: a standard-mode eager message goes out with

@@ -120,6 +120,7 @@ void match_or_keep(MatchQueues* q, int src_world, int am_id, const MatchHeader& 
     m.address = info.address;
     m.key = info.key;
     m.synchronous = info.synchronous;
+    m.readable = !(info.flags & kRtsNotReadable);
     if (am_id == kAmRtsDevice) {
       DeviceRtsInfo dev;
       std::memcpy(&dev, rest + sizeof info, sizeof dev);

@@ -104,6 +104,8 @@ int init() {
   btl::register_handler(kAmSyncAck, am_sync_ack);
   btl::register_handler(kAmCts, am_cts);
   btl::register_handler(kAmFrag, on_frag);
+  btl::register_handler(kAmCtsPut, on_cts_put);
+  btl::register_handler(kAmPutFin, on_put_fin);
   btl::set_unordered(kAmFrag);  // each fragment carries its offset: transports may stripe them
   btl::register_handler(kAmCancel, on_cancel);
   btl::register_handler(kAmCancelReply, on_cancel_reply);

@@ -4,8 +4,13 @@
 //               transport's eager limit; synchronous sends wait for an ack.
 //  rendezvous   the sender announces the message (RTS) with its buffer's
 //               address; on match the receiver reads it in one copy (get)
-//               and answers FIN. Without single-copy support the receiver
-//               answers CTS and the sender streams fragments.
+//               and answers FIN. A transport that writes rather than reads
+//               (can_put without can_get, e.g. verbs without RDMA READ or
+//               with AXON_BTL_VERBS_RNDV=put): the sender does not expose
+//               its buffer, the receiver exposes its own and answers CTS-put
+//               with address and key, the sender writes (put) and answers
+//               PUT-FIN. Without single-copy support the receiver answers
+//               CTS and the sender streams fragments.
 //  GPU buffers  device.cpp: eager through one copy, CUDA IPC between ranks
 //               of one node (kAmRtsDevice + FIN), or pipelined staging
 //               through pinned host chunks (CTS + fragments).
@@ -21,10 +26,12 @@ namespace axon::pml {
 
 namespace {
 
+// A control message (reply) waiting for room in the transport.
 struct Reply {
   int dest_world;
   int am_id;
-  ReplyInfo info;
+  uint8_t len;
+  alignas(8) uint8_t bytes[sizeof(PutCtsInfo)];  // the largest control message
 };
 
 std::deque<Request*> queued_sends;     // first message could not be sent yet
@@ -33,7 +40,7 @@ std::deque<Request*> streaming;        // senders pushing fragments
 std::deque<Reply> queued_replies;
 
 enum SendState : uint8_t { kSendQueued = 1, kSendWaitAck, kSendWaitFin, kSendWaitCts, kSendStreaming };
-enum RecvState : uint8_t { kRecvPosted = 1, kRecvFragments };
+enum RecvState : uint8_t { kRecvPosted = 1, kRecvFragments, kRecvWaitPut };
 
 const uint8_t* send_data(const Request* r) {
   return r->staging ? r->staging : static_cast<const uint8_t*>(r->buffer);
@@ -94,9 +101,11 @@ int try_first_message(Request* r) {
     }
     if ((rc = device_stage_eager(r)) != kOk) return rc;
   }
-  // Fragments (no single-copy read) pack piece by piece; the other paths
-  // need the message in one piece.
-  if ((r->length <= t->caps().eager_limit || t->caps().can_get) && stage_whole_send(r) != kOk) return kNoMemory;
+  // Fragments (no single-copy read or write) pack piece by piece; the other
+  // paths need the message in one piece.
+  const btl::Caps& caps = t->caps();
+  if ((r->length <= caps.eager_limit || caps.can_get || caps.can_put) && stage_whole_send(r) != kOk)
+    return kNoMemory;
   if (r->length <= t->caps().eager_limit) {
     if (r->mode == SendMode::Synchronous) {
       struct {
@@ -117,12 +126,16 @@ int try_first_message(Request* r) {
       }
     }
   } else {
-    if (!r->exposed_key) r->exposed_key = t->expose(r->dest_world, send_data(r), r->length);
+    // A transport that writes rather than reads: the receiver exposes its
+    // buffer instead (kAmCtsPut), ours needs no registration.
+    bool readable = caps.can_get || !caps.can_put;
+    if (readable && !r->exposed_key) r->exposed_key = t->expose(r->dest_world, send_data(r), r->length);
     struct {
       MatchHeader h;
       RtsInfo rts;
     } hdr{h, {to_id(r), reinterpret_cast<uint64_t>(send_data(r)), r->exposed_key,
-              static_cast<uint8_t>(r->mode == SendMode::Synchronous), {}}};
+              static_cast<uint8_t>(r->mode == SendMode::Synchronous),
+              static_cast<uint8_t>(readable ? 0 : kRtsNotReadable), {}}};
     rc = t->send(r->dest_world, kAmRts, &hdr, sizeof hdr, nullptr, 0);
     if (rc == kOk) {
       r->state = kSendWaitFin;
@@ -232,7 +245,7 @@ void deliver(Request* r, Message& m, const void* payload, size_t payload_len) {
       finish_recv(r);
       return;
     }
-  } else if (r->device && t->caps().can_get) {
+  } else if (r->device && t->caps().can_get && m.readable) {
     // Host sender, GPU receiver: one read into host memory, one copy up.
     uint8_t* bounce = n ? static_cast<uint8_t*>(malloc(n)) : nullptr;
     if (n && !bounce) r->error = MPI_ERR_NO_MEM;
@@ -245,7 +258,24 @@ void deliver(Request* r, Message& m, const void* payload, size_t payload_len) {
     finish_recv(r);
     return;
   }
-  if (t->caps().can_get && m.am_id != kAmRtsDevice) {
+  if (m.am_id == kAmRts && !r->device && t->caps().can_put && (!t->caps().can_get || !m.readable)) {
+    // RPUT: expose where the data goes (a staging buffer for non-contiguous
+    // data, unpacked by finish_recv) and let the sender write it.
+    if (n && non_contiguous(r) && !r->staging) {
+      r->staging = static_cast<uint8_t*>(malloc(n));
+      if (!r->staging) r->error = MPI_ERR_NO_MEM;
+    }
+    uint64_t key = 0;
+    if (n && r->error == MPI_SUCCESS && !(key = t->expose_writable(m.source_world, recv_data(r), n)))
+      r->error = MPI_ERR_OTHER;
+    if (!key) n = 0;  // nothing exposed: the sender writes nothing, the receive fails
+    r->exposed_key = key;
+    r->dest_world = m.source_world;  // a receive's peer, for unexpose in on_put_fin
+    r->bytes = n;
+    r->state = kRecvWaitPut;
+    PutCtsInfo cts{m.sender_request, to_id(r), reinterpret_cast<uint64_t>(recv_data(r)), key, n};
+    send_control(m.source_world, kAmCtsPut, &cts, sizeof cts);
+  } else if (t->caps().can_get && m.readable && m.am_id != kAmRtsDevice) {
     // A single-copy read needs one contiguous target: non-contiguous data is
     // read into a staging buffer that finish_recv unpacks.
     if (n && non_contiguous(r) && !r->staging) {
@@ -292,6 +322,41 @@ void on_frag(int, const void* msg, size_t len) {
   }
 }
 
+// Sender: the receiver exposed its buffer; write the message into it.
+void on_cts_put(int, const void* msg, size_t) {
+  PutCtsInfo cts;
+  std::memcpy(&cts, msg, sizeof cts);
+  Request* r = from_id(cts.sender_request);
+  btl::Transport* t = btl::route(r->dest_world);
+  if (r->exposed_key) {  // exposed for a read that did not come
+    t->unexpose(r->dest_world, r->exposed_key);
+    r->exposed_key = 0;
+  }
+  size_t n = std::min<size_t>(cts.length, r->length);
+  uint64_t failed = 0;
+  if (n && t->put(r->dest_world, send_data(r), cts.address, cts.key, n) != kOk) {
+    failed = 1;
+    r->error = MPI_ERR_OTHER;
+  }
+  // put() returned: the data is in the receiver's memory before this arrives.
+  ReplyInfo fin{failed, cts.receiver_request};
+  send_control(r->dest_world, kAmPutFin, &fin, sizeof fin);
+  finish_send(r);
+}
+
+// Receiver: the sender's writes are complete.
+void on_put_fin(int, const void* msg, size_t) {
+  ReplyInfo fin;
+  std::memcpy(&fin, msg, sizeof fin);
+  Request* r = from_id(fin.receiver_request);
+  if (r->exposed_key) {
+    btl::route(r->dest_world)->unexpose(r->dest_world, r->exposed_key);
+    r->exposed_key = 0;
+  }
+  if (fin.sender_request && r->error == MPI_SUCCESS) r->error = MPI_ERR_OTHER;
+  finish_recv(r);
+}
+
 void on_reply(int am_id, const void* msg) {
   ReplyInfo info;
   std::memcpy(&info, msg, sizeof info);
@@ -318,13 +383,19 @@ void on_reply(int am_id, const void* msg) {
   }
 }
 
-void send_reply(int dest_world, int am_id, uint64_t sender_request, uint64_t receiver_request) {
-  Reply reply{dest_world, am_id, {sender_request, receiver_request}};
+void send_control(int dest_world, int am_id, const void* info, size_t len) {
   if (queued_replies.empty()) {
-    int rc = btl::route(dest_world)->send(dest_world, am_id, &reply.info, sizeof reply.info, nullptr, 0);
+    int rc = btl::route(dest_world)->send(dest_world, am_id, info, len, nullptr, 0);
     if (rc == kOk) return;
   }
+  Reply reply{dest_world, am_id, static_cast<uint8_t>(len), {}};
+  std::memcpy(reply.bytes, info, len);
   queued_replies.push_back(reply);
+}
+
+void send_reply(int dest_world, int am_id, uint64_t sender_request, uint64_t receiver_request) {
+  ReplyInfo info{sender_request, receiver_request};
+  send_control(dest_world, am_id, &info, sizeof info);
 }
 
 int send_immediate(const void* buf, size_t len, int dest, int tag, Context* ctx) {
@@ -368,7 +439,7 @@ int retry_pending() {
   while (!queued_replies.empty()) {
     Reply& reply = queued_replies.front();
     int rc = btl::route(reply.dest_world)
-                 ->send(reply.dest_world, reply.am_id, &reply.info, sizeof reply.info, nullptr, 0);
+                 ->send(reply.dest_world, reply.am_id, reply.bytes, reply.len, nullptr, 0);
     if (rc == kAgain) break;
     queued_replies.pop_front();
     ++done;

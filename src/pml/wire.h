@@ -18,6 +18,8 @@ enum AmId : int {
   kAmCancel = 8,     // CancelInfo: the sender asks to withdraw an unmatched message
   kAmCancelReply = 9,  // CancelReplyInfo
   kAmRtsDevice = 10,   // MatchHeader + RtsInfo + DeviceRtsInfo: a large message in GPU memory
+  kAmCtsPut = 11,      // PutCtsInfo: receiver exposed its buffer; the sender writes it (put) ...
+  kAmPutFin = 12,      // ReplyInfo: ... and then says it is done (sender_request: 0 ok, 1 failed)
 };
 
 struct MatchHeader {
@@ -38,7 +40,22 @@ struct RtsInfo {
   uint64_t address;  // of the data in the sender's address space
   uint64_t key;      // the transport's key for reading it (Transport::expose)
   uint8_t synchronous;
-  uint8_t pad[7];
+  uint8_t flags;     // kRts* below
+  uint8_t pad[6];
+};
+// The sender did not expose its buffer for reading (its transport prefers
+// RDMA WRITE, Caps::can_put without can_get): the receiver must answer
+// kAmCtsPut (or kAmCts), never read.
+constexpr uint8_t kRtsNotReadable = 1;
+
+// kAmCtsPut: where the sender writes the message (at most `length` bytes:
+// the receive buffer may be shorter than the message).
+struct PutCtsInfo {
+  uint64_t sender_request;
+  uint64_t receiver_request;
+  uint64_t address;  // in the receiver's address space
+  uint64_t key;      // Transport::expose_writable
+  uint64_t length;
 };
 
 // Follows RtsInfo in kAmRtsDevice. RtsInfo::address is the sender's device

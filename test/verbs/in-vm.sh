@@ -54,6 +54,33 @@ case "$1" in
     else
       echo "$out"; echo "FAIL  memlock_too_low (exit $rc, expected the ulimit -l message)"; failed=1
     fi ;;
+  rndv)
+    # Rendezvous by RDMA READ (default) and by RDMA WRITE (RPUT), pipelined in
+    # 64 KiB chunks (messages of 6.5 MiB: ~100 chunks, bounded in flight):
+    # exact data, and the job's byte and chunk counters (MPI_T) must show
+    # that every rendezvous byte moved by the chosen operation.
+    AXON_BTL_VERBS_PIPELINE_CHUNK=65536 run rndv_get_np2 2 test/verbs/rndv get 65536
+    AXON_BTL_VERBS_RNDV=put AXON_BTL_VERBS_PIPELINE_CHUNK=65536 AXON_BTL_VERBS_PIPELINE_DEPTH=3 \
+      run rndv_put_np3 3 test/verbs/rndv put 65536
+    AXON_BTL_VERBS_RNDV=put AXON_BTL_VERBS_EAGER_LIMIT=256 AXON_BTL_VERBS_CREDITS=4 \
+      run pingpong_put_np2 2 test/verbs/pingpong 2097152
+    AXON_BTL_VERBS_RNDV=put run p2p_modes_put_np2 2 test/mpi/p2p_modes ;;
+  rails)
+    # Two rails (vm.sh gives this group two NICs: rxe0, rxe1): eager on rail
+    # 0, rendezvous striped over both by port rate; exact data, and each
+    # rail's byte counter (MPI_T) non-zero, both adding up to the total.
+    AXON_BTL_VERBS_DEVICE=rxe0,rxe1 run rails_get_np2 2 test/verbs/rndv get 0 rails
+    AXON_BTL_VERBS_RNDV=put AXON_BTL_VERBS_PIPELINE_CHUNK=65536 run rails_put_np3 3 test/verbs/rndv put 0 rails
+    run rails_pingpong_np2 2 test/verbs/pingpong 4194304
+    AXON_BTL_VERBS_RAILS=1 run one_rail_np2 2 test/verbs/rndv get 0 onerail ;;
+  rma)
+    # One-sided communication by active messages over verbs: AXON_OSC_PATH=am
+    # reaches every other rank of a window through rxe0 (the ranks share the
+    # VM, so the default path would map or CMA their memory instead).
+    AXON_OSC_PATH=am run rma_ops_create_np2 2 test/rma/rma_ops create
+    AXON_OSC_PATH=am run rma_atomic_allocate_np3 3 test/rma/rma_atomic allocate
+    AXON_OSC_PATH=am run rma_big_dynamic_np2 2 test/rma/rma_big dynamic
+    AXON_OSC_PATH=am run rma_passive_allocate_np3 3 test/rma/rma_passive allocate ;;
   *) echo "unknown group $1"; exit 2 ;;
 esac
 exit $failed

@@ -22,4 +22,6 @@ export AXON_SRCDIR AXON_BUILDDIR
 # The source first: a build tree inside it (build-tests/) is mounted over it.
 export AXON_RXE_VM_RW="$AXON_SRCDIR:$AXON_BUILDDIR" AXON_RXE_VM_TIMEOUT=${AXON_RXE_VM_TIMEOUT:-110}
 export AXON_RXE_VM_ENV="AXON_BUILDDIR AXON_SRCDIR"
+# The multi-rail group needs two soft-RoCE devices (rxe0, rxe1 on two NICs).
+[ "$1" = rails ] && export AXON_RXE_VM_NICS=2
 exec "$AXON_SRCDIR/contrib/rxe-vm/run-in-rxe-vm.sh" "sh $AXON_SRCDIR/test/verbs/in-vm.sh $1"

@@ -1,6 +1,7 @@
 // btl/verbs: RDMA verbs transport (InfiniBand, RoCE, soft-RoCE).
 //
-// One device port per process (the active port nearest our cores), one
+// Per port used (a rail: the active port nearest our cores, plus a second
+// one for striping when there is one, see MultiRail at the end), one
 // protection domain, one send and one receive completion queue. Each peer
 // gets one reliable-connected QP, created the first time we send to it
 // (lazily: a job where ranks talk to few peers sets up few QPs), through
@@ -21,7 +22,14 @@
 // Rendezvous: expose() registers the sender's buffer for remote read and
 // returns its rkey; the receiver's get() registers its own buffer and RDMA
 // READs the data (one copy, no CPU on the sender), waiting for the
-// completions on the send CQ before returning.
+// completions on the send CQ before returning. Where READ is unavailable
+// (the device offers no outstanding reads) or AXON_BTL_VERBS_RNDV=put, the
+// PML uses RPUT instead: the receiver's expose_writable() registers its
+// buffer for remote write and the sender's put() RDMA WRITEs into it.
+// get() and put() are pipelined: the local buffer is registered chunk by
+// chunk (AXON_BTL_VERBS_PIPELINE_CHUNK), chunk k+1 while the RDMA operations
+// of the earlier chunks are in flight, at most AXON_BTL_VERBS_PIPELINE_DEPTH
+// of them at once, each deregistered when its completion arrives.
 #include "btl/verbs/verbs.h"
 
 #include "axon_config.h"
@@ -46,6 +54,19 @@ SizeParam inline_param{"AXON_BTL_VERBS_INLINE", 128,
                        "(IBV_SEND_INLINE) when the device allows"};
 IntParam timeout_param{"AXON_BTL_VERBS_CONNECT_TIMEOUT", 30,
                        "Seconds to wait for address resolution and a connection to a peer"};
+StringParam rndv_param{"AXON_BTL_VERBS_RNDV", "auto",
+                       "Rendezvous of large messages: get (the receiver RDMA READs the sender's buffer), "
+                       "put (the sender RDMA WRITEs into the receiver's buffer), auto (get unless the "
+                       "device cannot READ)"};
+SizeParam chunk_param{"AXON_BTL_VERBS_PIPELINE_CHUNK", 1 << 20,
+                      "Rendezvous pipeline: bytes registered and moved per RDMA READ/WRITE"};
+IntParam depth_param{"AXON_BTL_VERBS_PIPELINE_DEPTH", 4,
+                     "Rendezvous pipeline: RDMA READs/WRITEs (chunks) in flight at once per transfer"};
+IntParam rails_param{"AXON_BTL_VERBS_RAILS", 2,
+                     "Most RDMA ports (rails) the verbs transport uses: several ACTIVE ports stripe large "
+                     "messages weighted by port rate (at most 2; 1: only the nearest port)"};
+SizeParam stripe_param{"AXON_BTL_VERBS_STRIPE_MIN", 256 << 10,
+                       "Smallest rendezvous (bytes) striped over two rails; smaller ones use rail 0 only"};
 IntParam gid_param{"AXON_BTL_VERBS_GID_INDEX", -1,
                    "RoCE: GID table index whose IP address the connection manager binds (-1: the "
                    "first RoCE v2 IPv4 GID)"};
@@ -96,6 +117,15 @@ Counter credit_writes{"axon_btl_verbs_credit_writes", Counter::Class::Counter,
                       "Explicit credit returns (RDMA WRITE into the peer's mailbox)"};
 Counter read_bytes{"axon_btl_verbs_read_bytes", Counter::Class::Counter,
                    "Bytes this rank read from peers with RDMA READ (rendezvous)"};
+Counter write_bytes{"axon_btl_verbs_write_bytes", Counter::Class::Counter,
+                    "Bytes this rank wrote into peers' memory with RDMA WRITE (rendezvous put)"};
+Counter rdma_chunks{"axon_btl_verbs_rdma_chunks", Counter::Class::Counter,
+                    "Rendezvous pipeline chunks (one registration and one RDMA READ/WRITE each)"};
+Counter rail0_bytes{"axon_btl_verbs_rail0_bytes", Counter::Class::Counter,
+                    "Rendezvous bytes this rank moved (RDMA READ/WRITE) on rail 0 (the eager rail)"};
+Counter rail1_bytes{"axon_btl_verbs_rail1_bytes", Counter::Class::Counter,
+                    "Rendezvous bytes this rank moved (RDMA READ/WRITE) on rail 1 (multi-rail striping)"};
+Counter* rail_bytes(int rail) { return rail == 0 ? &rail0_bytes : rail == 1 ? &rail1_bytes : nullptr; }
 
 constexpr uint32_t kCardMagic = 0x41585642;   // "AXVB"
 constexpr uint32_t kHelloMagic = 0x41584f48;  // "AXOH"
@@ -132,7 +162,7 @@ struct WireHeader {
 };
 
 // Kinds of send work requests, in the top byte of wr_id.
-enum WrKind : uint64_t { kWrSendBuffer = 1, kWrInline, kWrCredit, kWrRead };
+enum WrKind : uint64_t { kWrSendBuffer = 1, kWrInline, kWrCredit, kWrRdma };
 uint64_t make_wr(WrKind k, uint64_t v) { return (uint64_t(k) << 56) | v; }
 WrKind wr_kind(uint64_t id) { return static_cast<WrKind>(id >> 56); }
 uint64_t wr_value(uint64_t id) { return id & ((1ull << 56) - 1); }
@@ -305,6 +335,93 @@ int nearest(const std::vector<PortChoice>& ports) {
   return chosen;
 }
 
+// The usable ports (ACTIVE, with an IP address for the connection manager)
+// that AXON_BTL_VERBS_DEVICE admits: empty (all), or a comma list of
+// `device` or `device:port`, in the order the user gave. Without a list,
+// the port nearest our cores comes first (rail 0 carries eager messages).
+// `seen` lists every port looked at, for the error message.
+std::vector<PortChoice> discover_ports(ibv_context** devices, int n, std::string* seen) {
+  struct Want {
+    std::string dev, port;
+  };
+  std::vector<Want> wants;
+  const std::string& list = device_param.get();
+  for (size_t at = 0; at <= list.size();) {
+    size_t comma = std::min(list.find(',', at), list.size());
+    std::string item = list.substr(at, comma - at);
+    at = comma + 1;
+    if (item.empty()) continue;
+    Want w{item, ""};
+    if (auto colon = item.find(':'); colon != std::string::npos) w = {item.substr(0, colon), item.substr(colon + 1)};
+    wants.push_back(w);
+  }
+  auto rank_of = [&](const std::string& dev, int port) -> int {
+    if (wants.empty()) return 0;
+    for (size_t k = 0; k < wants.size(); ++k)
+      if (wants[k].dev == dev && (wants[k].port.empty() || wants[k].port == std::to_string(port)))
+        return static_cast<int>(k);
+    return -1;
+  };
+  std::vector<std::pair<int, PortChoice>> found;
+  for (int i = 0; i < n; ++i) {
+    ibv_device_attr da{};
+    if (ibv_query_device(devices[i], &da) != 0) continue;
+    std::string name = ibv_get_device_name(devices[i]->device);
+    for (int p = 1; p <= da.phys_port_cnt; ++p) {
+      int order = rank_of(name, p);
+      if (order < 0) continue;
+      PortChoice pc;
+      pc.ctx = devices[i];
+      pc.device = name;
+      pc.port = p;
+      if (ibv_query_port(pc.ctx, p, &pc.attr) != 0) continue;
+      *seen += (seen->empty() ? "" : ", ") + name + ":" + std::to_string(p) + " " +
+               ibv_port_state_str(pc.attr.state);
+      if (pc.attr.state != IBV_PORT_ACTIVE) continue;
+      bool ok = pc.attr.link_layer == IBV_LINK_LAYER_ETHERNET ? roce_address(pc) : ipoib_address(pc);
+      if (!ok) {
+        *seen += " (no IP address for the connection manager)";
+        continue;
+      }
+      found.emplace_back(order, pc);
+    }
+  }
+  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<PortChoice> ports;
+  for (auto& f : found) ports.push_back(f.second);
+  if (wants.empty() && ports.size() > 1) {
+    auto k = static_cast<ptrdiff_t>(nearest(ports));
+    std::rotate(ports.begin(), ports.begin() + k, ports.begin() + k + 1);
+  }
+  return ports;
+}
+
+// A port's signalling rate in units of 0.25 Gb/s (active_speed x width),
+// for weighting the stripes of a message over several rails.
+uint32_t port_rate(const ibv_port_attr& a) {
+  uint32_t lanes;
+  switch (a.active_width) {
+    case 1: lanes = 1; break;
+    case 2: lanes = 4; break;
+    case 4: lanes = 8; break;
+    case 8: lanes = 12; break;
+    case 16: lanes = 2; break;
+    default: lanes = 1; break;
+  }
+  uint32_t lane_rate;  // per lane, 0.25 Gb/s
+  switch (a.active_speed) {
+    case 1: lane_rate = 10; break;    // SDR 2.5
+    case 2: lane_rate = 20; break;    // DDR 5
+    case 4: case 8: lane_rate = 40; break;  // QDR, FDR10: 10
+    case 16: lane_rate = 56; break;   // FDR 14
+    case 32: lane_rate = 100; break;  // EDR 25
+    case 64: lane_rate = 200; break;  // HDR 50
+    case 128: lane_rate = 400; break; // NDR 100
+    default: lane_rate = 10; break;
+  }
+  return lanes * lane_rate;
+}
+
 // ---- the transport ----------------------------------------------------------------
 
 class VerbsTransport;
@@ -346,51 +463,15 @@ class VerbsTransport final : public Transport {
  public:
   ~VerbsTransport() override { close(); }
 
-  int open(bool required) {
+  // Opens one rail: the port `pc` (found by discover_ports), number `rail`
+  // (0: the one eager messages use). Rail 0 owns the device list.
+  int open(bool required, int rail, const PortChoice& pc, ibv_context** devices) {
     required_ = required;
+    rail_ = rail;
+    devices_ = devices;
+    card_key_ = rail == 0 ? std::string(kCardKey) : std::string(kCardKey) + "." + std::to_string(rail);
     const rte::Job& job = rte::job();
-    int n = 0;
-    devices_ = rdma_get_devices(&n);
-    if (!devices_ || n == 0)
-      return absent("no RDMA devices found (no /sys/class/infiniband entries, or the rdma_ucm/ib_uverbs "
-                    "kernel modules are not loaded); `axon_info --doctor` shows what is there");
-    std::string want = device_param.get(), want_dev = want, want_port;
-    if (auto colon = want.find(':'); colon != std::string::npos) {
-      want_dev = want.substr(0, colon);
-      want_port = want.substr(colon + 1);
-    }
-    std::vector<PortChoice> ports;
-    std::string seen;
-    for (int i = 0; i < n; ++i) {
-      ibv_device_attr da{};
-      if (ibv_query_device(devices_[i], &da) != 0) continue;
-      std::string name = ibv_get_device_name(devices_[i]->device);
-      if (!want_dev.empty() && name != want_dev) continue;
-      for (int p = 1; p <= da.phys_port_cnt; ++p) {
-        if (!want_port.empty() && std::to_string(p) != want_port) continue;
-        PortChoice pc;
-        pc.ctx = devices_[i];
-        pc.device = name;
-        pc.port = p;
-        if (ibv_query_port(pc.ctx, p, &pc.attr) != 0) continue;
-        seen += (seen.empty() ? "" : ", ") + name + ":" + std::to_string(p) + " " +
-                ibv_port_state_str(pc.attr.state);
-        if (pc.attr.state != IBV_PORT_ACTIVE) continue;
-        bool ok = pc.attr.link_layer == IBV_LINK_LAYER_ETHERNET ? roce_address(pc) : ipoib_address(pc);
-        if (!ok) {
-          seen += " (no IP address for the connection manager)";
-          continue;
-        }
-        ports.push_back(pc);
-      }
-    }
-    if (ports.empty()) {
-      if (seen.empty())
-        return absent("no RDMA device matches AXON_BTL_VERBS_DEVICE=" + want);
-      return absent("no usable RDMA port (" + seen +
-                    "); a port must be ACTIVE and have an IP address (RoCE: on its netdev; InfiniBand: IPoIB)");
-    }
-    port_ = ports[nearest(ports)];
+    port_ = pc;
     ctx_ = port_.ctx;
     ibv_query_device(ctx_, &dev_attr_);
 
@@ -399,7 +480,19 @@ class VerbsTransport final : public Transport {
     slot_size_ = static_cast<uint32_t>((sizeof(WireHeader) + kMaxUpperHeader + eager + 63) / 64 * 64);
     if (slot_size_ > port_.attr.max_msg_sz) slot_size_ = port_.attr.max_msg_sz;
     caps_.eager_limit = slot_size_ - sizeof(WireHeader) - kMaxUpperHeader;
-    caps_.can_get = true;
+    // RDMA READ needs outstanding-read resources on both sides of a QP.
+    bool can_read = dev_attr_.max_qp_rd_atom > 0 && dev_attr_.max_qp_init_rd_atom > 0;
+    const std::string& rndv = rndv_param.get();
+    if (rndv != "auto" && rndv != "get" && rndv != "put")
+      log::warn("verbs: AXON_BTL_VERBS_RNDV=%s is not auto, get or put; using auto", rndv.c_str());
+    if (rndv == "get" && !can_read)
+      log::warn("verbs: AXON_BTL_VERBS_RNDV=get, but %s cannot serve RDMA READ (max_qp_rd_atom %d); using put",
+                port_.device.c_str(), dev_attr_.max_qp_rd_atom);
+    caps_.can_get = can_read && rndv != "put";
+    caps_.can_put = true;
+    pipe_chunk_ = std::clamp<size_t>(static_cast<size_t>(std::max<int64_t>(4096, chunk_param.get())), 4096,
+                                     std::min<size_t>(port_.attr.max_msg_sz, 1u << 30));
+    pipe_depth_ = static_cast<int>(std::clamp<int64_t>(depth_param.get(), 1, 64));
     caps_.latency_ns = 3000;
     caps_.bandwidth_mbs = 5000;
     max_send_wr_ = std::min<uint32_t>(2 * credits_ + 16, static_cast<uint32_t>(dev_attr_.max_qp_wr));
@@ -449,13 +542,13 @@ class VerbsTransport final : public Transport {
     else
       std::memcpy(card.addr, &reinterpret_cast<sockaddr_in6&>(port_.addr).sin6_addr, 16);
     std::snprintf(card.device, sizeof card.device, "%s", port_.device.c_str());
-    if (rte::publish(kCardKey, &card, sizeof card) != 0) return fail("cannot publish the verbs business card");
+    if (rte::publish(card_key_.c_str(), &card, sizeof card) != 0) return fail("cannot publish the verbs business card");
     job_hash_ = hash_string(job.nspace);
-    log::debug(1, "verbs: %s port %d (%s, %s, GID %d, %s), active MTU %d, eager limit %zu, %u credits per peer",
-               port_.device.c_str(), port_.port,
+    log::debug(1, "verbs: rail %d: %s port %d (%s, %s, GID %d, %s), active MTU %d, rate %u, eager limit %zu, "
+               "%u credits per peer", rail_, port_.device.c_str(), port_.port,
                port_.attr.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand",
                ip_text(port_.addr).c_str(), port_.gid_index, port_.gid_kind,
-               128 << port_.attr.active_mtu, caps_.eager_limit, credits_);
+               128 << port_.attr.active_mtu, rate(), caps_.eager_limit, credits_);
     return 0;
   }
 
@@ -465,7 +558,7 @@ class VerbsTransport final : public Transport {
     std::vector<uint8_t> data;
     for (int r = 0; r < job.size; ++r) {
       if (r == job.rank) continue;
-      if (rte::lookup(r, kCardKey, &data) == 0 && data.size() == sizeof(Card)) {
+      if (rte::lookup(r, card_key_.c_str(), &data) == 0 && data.size() == sizeof(Card)) {
         std::memcpy(&endpoints_[r].card, data.data(), sizeof(Card));
         endpoints_[r].has_card = endpoints_[r].card.magic == kCardMagic;
       }
@@ -562,56 +655,146 @@ class VerbsTransport final : public Transport {
 
   void unexpose(int, uint64_t key) override { exposed_.erase(key >> 32); }
 
+  uint64_t expose_writable(int peer, void* addr, size_t len) override {
+    ibv_mr* mr = ibv_reg_mr(pd_, addr, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    if (!mr) {
+      log::error("verbs: cannot register %zu bytes for rank %d to write: %s", len, peer, reg_hint(errno).c_str());
+      return 0;
+    }
+    uint64_t id = ++exposure_serial_;
+    exposed_.emplace(id, MrPtr(mr));
+    return (id << 32) | mr->rkey;
+  }
+
   int get(int peer, void* local, uint64_t remote_addr, uint64_t remote_key, size_t len) override {
+    int rc = transfer(peer, false, static_cast<uint8_t*>(local), remote_addr, remote_key, len);
+    if (rc == kOk) read_bytes.add(len);
+    return rc;
+  }
+
+  int put(int peer, const void* local, uint64_t remote_addr, uint64_t remote_key, size_t len) override {
+    int rc = transfer(peer, true, static_cast<uint8_t*>(const_cast<void*>(local)), remote_addr, remote_key, len);
+    if (rc == kOk) write_bytes.add(len);
+    return rc;
+  }
+
+  // ---- for MultiRail ----
+  int rail() const { return rail_; }
+  uint32_t rate() const { return port_rate(port_.attr); }
+  // An established queue pair to `peer` (RDMA operations need one).
+  bool connected(int peer) const {
+    return size_t(peer) < endpoints_.size() && endpoints_[peer].conn && endpoints_[peer].conn->established &&
+           !endpoints_[peer].failed;
+  }
+  // Starts connecting to `peer` if nothing is on its way: secondary rails
+  // connect when rail 0 first sends to a peer, so they are up by the time
+  // large messages come.
+  void connect_ahead(int peer) {
+    if (!reaches(peer)) return;
+    Endpoint& ep = endpoints_[peer];
+    if (ep.conn || ep.await_deadline || has_conn(peer)) return;
+    start_connect(peer);
+  }
+
+  // RDMA READ (write=false: remote -> local) or WRITE (local -> remote) of
+  // `len` bytes, pipelined: each chunk of the local buffer is registered
+  // just before its operation is posted, so registering chunk k+1 overlaps
+  // moving chunk k, and deregistered as soon as its completion arrives. At
+  // most pipe_depth_ chunks are in flight (bounded pinned memory and send
+  // queue use). Returns when every operation completed (the BTL contract);
+  // receive completions are left for progress(), so no handler runs here.
+  int transfer(int peer, bool write, uint8_t* local, uint64_t remote_addr, uint64_t remote_key, size_t len) {
+    int rc = transfer_begin(peer, write, local, remote_addr, remote_key, len);
+    if (rc != kOk) return rc;
+    Backoff backoff(rte::job().oversubscribed ? 0 : 1000);
+    for (;;) {
+      int step = transfer_step();
+      if (step < 0) break;
+      if (step > 0) backoff.reset();
+      else backoff.idle();
+    }
+    return transfer_end();
+  }
+
+  // The same in three steps, so that MultiRail drives several rails at once.
+  int transfer_begin(int peer, bool write, uint8_t* local, uint64_t remote_addr, uint64_t remote_key, size_t len) {
+    const char* what = write ? "RDMA WRITE to" : "RDMA READ from";
     Conn* c = endpoints_[peer].conn;
     if (!c || !c->qp) {
-      log::error("verbs: RDMA READ from rank %d without a connection", peer);
+      log::error("verbs: %s rank %d without a connection", what, peer);
       return kIoError;
     }
     if ((remote_key >> 32) == 0) {
-      log::error("verbs: rank %d could not register the buffer to be read (see its error)", peer);
+      log::error("verbs: rank %d could not register its buffer for the rendezvous (see its error)", peer);
       return kIoError;
     }
-    MrPtr mr(ibv_reg_mr(pd_, local, len, IBV_ACCESS_LOCAL_WRITE));
-    if (!mr) {
-      log::error("verbs: cannot register %zu bytes to receive from rank %d: %s", len, peer, reg_hint(errno).c_str());
-      return kIoError;
-    }
-    const size_t chunk = std::min<size_t>(port_.attr.max_msg_sz, 4u << 20);
-    size_t posted = 0;
-    reads_pending_ = 0;
-    read_failed_ = false;
-    Backoff backoff(rte::job().oversubscribed ? 0 : 1000);
-    while (posted < len || reads_pending_ > 0) {
-      while (posted < len && c->outstanding < max_send_wr_ && send_cq_used_ < send_cq_size_) {
-        size_t n = std::min(chunk, len - posted);
-        ibv_sge sge{reinterpret_cast<uint64_t>(local) + posted, static_cast<uint32_t>(n), mr->lkey};
-        ibv_send_wr wr{};
-        wr.wr_id = make_wr(kWrRead, 0);
-        wr.opcode = IBV_WR_RDMA_READ;
-        wr.send_flags = IBV_SEND_SIGNALED;
-        wr.sg_list = &sge;
-        wr.num_sge = 1;
-        wr.wr.rdma.remote_addr = remote_addr + posted;
-        wr.wr.rdma.rkey = static_cast<uint32_t>(remote_key);
-        ibv_send_wr* bad = nullptr;
-        if (int err = ibv_post_send(c->qp, &wr, &bad)) {
-          log::error("verbs: posting an RDMA READ from rank %d failed: %s", peer, strerror(err));
-          read_failed_ = true;
-          break;
-        }
-        posted += n;
-        ++reads_pending_;
-        ++c->outstanding;
-        ++send_cq_used_;
+    rdma_slots_.resize(static_cast<size_t>(pipe_depth_));
+    for (RdmaSlot& sl : rdma_slots_) sl = RdmaSlot{};
+    rdma_pending_ = 0;
+    rdma_failed_ = false;
+    rdma_write_ = write;
+    xfer_ = Transfer{c, peer, local, remote_addr, static_cast<uint32_t>(remote_key), len, 0};
+    return kOk;
+  }
+
+  // Posts what the pipeline allows and polls completions. Returns -1 when
+  // every operation completed (or failed and drained), else how much
+  // happened (0: nothing, back off).
+  int transfer_step() {
+    Transfer& x = xfer_;
+    Conn* c = x.conn;
+    const char* what = rdma_write_ ? "RDMA WRITE to" : "RDMA READ from";
+    int progressed = 0;
+    for (size_t k = 0; k < rdma_slots_.size(); ++k) {
+      RdmaSlot& sl = rdma_slots_[k];
+      if (sl.busy && sl.done) {
+        sl.mr.reset();
+        sl.busy = sl.done = false;
+        ++progressed;
       }
-      if (read_failed_ && reads_pending_ == 0) break;
-      if (read_failed_ && posted < len) posted = len;  // stop posting; drain what is in flight
-      if (poll_send_cq() > 0) backoff.reset();
-      else backoff.idle();
+      if (sl.busy || x.posted >= x.len || rdma_failed_ || c->outstanding >= max_send_wr_ ||
+          send_cq_used_ >= send_cq_size_)
+        continue;
+      size_t n = std::min(pipe_chunk_, x.len - x.posted);
+      sl.mr.reset(ibv_reg_mr(pd_, x.local + x.posted, n, rdma_write_ ? 0 : IBV_ACCESS_LOCAL_WRITE));
+      if (!sl.mr) {
+        log::error("verbs: cannot register %zu bytes for an %s rank %d: %s", n, what, x.peer, reg_hint(errno).c_str());
+        rdma_failed_ = true;
+        break;
+      }
+      ibv_sge sge{reinterpret_cast<uint64_t>(x.local + x.posted), static_cast<uint32_t>(n), sl.mr->lkey};
+      ibv_send_wr wr{};
+      wr.wr_id = make_wr(kWrRdma, k);
+      wr.opcode = rdma_write_ ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
+      wr.send_flags = IBV_SEND_SIGNALED;
+      wr.sg_list = &sge;
+      wr.num_sge = 1;
+      wr.wr.rdma.remote_addr = x.remote_addr + x.posted;
+      wr.wr.rdma.rkey = x.rkey;
+      ibv_send_wr* bad = nullptr;
+      if (int err = ibv_post_send(c->qp, &wr, &bad)) {
+        log::error("verbs: posting an %s rank %d failed: %s", what, x.peer, strerror(err));
+        sl.mr.reset();
+        rdma_failed_ = true;
+        break;
+      }
+      sl.busy = true;
+      x.posted += n;
+      ++rdma_pending_;
+      ++c->outstanding;
+      ++send_cq_used_;
+      rdma_chunks.add();
+      ++progressed;
     }
-    if (read_failed_) return kIoError;
-    read_bytes.add(len);
+    if (rdma_failed_) x.posted = x.len;  // stop posting; drain what is in flight
+    if (x.posted >= x.len && rdma_pending_ == 0) return -1;
+    return progressed + poll_send_cq();
+  }
+
+  int transfer_end() {
+    for (RdmaSlot& sl : rdma_slots_) sl = RdmaSlot{};
+    if (rdma_failed_) return kIoError;
+    if (Counter* rc = rail_bytes(rail_)) rc->add(xfer_.len);
     return kOk;
   }
 
@@ -717,15 +900,19 @@ class VerbsTransport final : public Transport {
       if (c) --c->outstanding;
       WrKind kind = wr_kind(wc[i].wr_id);
       if (kind == kWrSendBuffer) free_send_.push_back(static_cast<uint32_t>(wr_value(wc[i].wr_id)));
-      if (kind == kWrRead) --reads_pending_;
+      if (kind == kWrRdma) {
+        --rdma_pending_;
+        size_t slot = wr_value(wc[i].wr_id);
+        if (slot < rdma_slots_.size()) rdma_slots_[slot].done = true;
+      }
       if (wc[i].status == IBV_WC_SUCCESS) continue;
-      if (kind == kWrRead) read_failed_ = true;
+      if (kind == kWrRdma) rdma_failed_ = true;
       // Credit returns may fail harmlessly while the peer is shutting down.
       bool quiet = wc[i].status == IBV_WC_WR_FLUSH_ERR || closing_ || !c || c->disconnected || kind == kWrCredit;
       if (!quiet) {
-        log::error("verbs: %s to rank %d failed: %s; %s", kind == kWrRead ? "RDMA READ" : "SEND", c->peer,
+        log::error("verbs: %s rank %d failed: %s; %s", kind != kWrRdma ? "SEND to" : rdma_write_ ? "RDMA WRITE to" : "RDMA READ from", c->peer,
                    ibv_wc_status_str(wc[i].status), wc_hint(wc[i].status));
-        if (kind != kWrRead) endpoints_[c->peer].failed = true;
+        if (kind != kWrRdma) endpoints_[c->peer].failed = true;
       }
     }
     return n;
@@ -1054,7 +1241,8 @@ class VerbsTransport final : public Transport {
     Endpoint& ep = endpoints_[peer];
     if (ep.failed) return;
     ep.failed = true;
-    log::error("verbs: cannot connect to rank %d (%s via %s): %s", peer,
+    // A secondary rail only adds bandwidth: without it rail 0 carries all.
+    (rail_ == 0 ? log::error : log::warn)("verbs: rail %d: cannot connect to rank %d (%s via %s): %s", rail_, peer,
                ep.card.family == AF_INET ? inet_ntoa(*reinterpret_cast<const in_addr*>(ep.card.addr)) : "IPv6",
                ep.card.device, why.c_str());
   }
@@ -1099,6 +1287,8 @@ class VerbsTransport final : public Transport {
 
   bool required_ = false;
   bool closing_ = false;
+  int rail_ = 0;
+  std::string card_key_;
   ibv_context** devices_ = nullptr;
   ibv_context* ctx_ = nullptr;
   PortChoice port_;
@@ -1125,19 +1315,208 @@ class VerbsTransport final : public Transport {
   int connecting_ = 0;
   uint64_t calls_ = 0;
   bool credits_owed_ = false;
-  int reads_pending_ = 0;
-  bool read_failed_ = false;
+  // The rendezvous pipeline (transfer()): one slot per chunk in flight.
+  struct RdmaSlot {
+    MrPtr mr;          // the chunk's local registration, released on completion
+    bool busy = false;
+    bool done = false;
+  };
+  std::vector<RdmaSlot> rdma_slots_;
+  size_t pipe_chunk_ = 1 << 20;
+  int pipe_depth_ = 4;
+  int rdma_pending_ = 0;
+  bool rdma_failed_ = false;
+  bool rdma_write_ = false;
+  struct Transfer {
+    Conn* conn = nullptr;
+    int peer = -1;
+    uint8_t* local = nullptr;
+    uint64_t remote_addr = 0;
+    uint32_t rkey = 0;
+    size_t len = 0;
+    size_t posted = 0;
+  };
+  Transfer xfer_;
+};
+
+// Several rails (ports or devices): each is a VerbsTransport of its own (own
+// PD, CQs, listener, business card "btl.verbs.N", one QP per peer). Eager
+// messages and all control traffic go over rail 0 (the nearest port), so
+// ordering is rail 0's. A rendezvous buffer is registered on both rails and
+// its key carries both rkeys (rail 0's in the low, rail 1's in the high 32
+// bits: striping is limited to two rails by the 64-bit key); get() and put()
+// of AXON_BTL_VERBS_STRIPE_MIN bytes or more split the range by the rails'
+// port rates and drive both pipelines at once.
+class MultiRail final : public Transport {
+ public:
+  explicit MultiRail(std::vector<std::unique_ptr<VerbsTransport>> rails) : rails_(std::move(rails)) {
+    caps_ = rails_[0]->caps();
+    for (auto& r : rails_) caps_.can_get = caps_.can_get && r->caps().can_get;
+  }
+  ~MultiRail() override {
+    exposures_.clear();
+    while (!rails_.empty()) rails_.pop_back();  // rail 0, which owns the device list, last
+  }
+
+  const char* name() const override { return "verbs"; }
+  const Caps& caps() const override { return caps_; }
+  bool reaches(int r) const override { return rails_[0]->reaches(r); }
+
+  int connect_peers() override {
+    for (auto& r : rails_)
+      if (int rc = r->connect_peers()) return rc;
+    kicked_.assign(static_cast<size_t>(rte::job().size), false);
+    return 0;
+  }
+
+  int send(int peer, int am_id, const void* header, size_t header_len, const void* payload,
+           size_t payload_len) override {
+    if (size_t(peer) < kicked_.size() && !kicked_[peer]) {
+      kicked_[peer] = true;
+      for (size_t i = 1; i < rails_.size(); ++i) rails_[i]->connect_ahead(peer);
+    }
+    return rails_[0]->send(peer, am_id, header, header_len, payload, payload_len);
+  }
+
+  uint64_t expose(int peer, const void* addr, size_t len) override {
+    return expose_both(peer, const_cast<void*>(addr), len, false);
+  }
+  uint64_t expose_writable(int peer, void* addr, size_t len) override { return expose_both(peer, addr, len, true); }
+
+  void unexpose(int peer, uint64_t key) override {
+    auto it = exposures_.find(key);
+    if (it == exposures_.end()) return;
+    rails_[0]->unexpose(peer, it->second.first);
+    if (it->second.second) rails_[1]->unexpose(peer, it->second.second);
+    exposures_.erase(it);
+  }
+
+  int get(int peer, void* local, uint64_t remote_addr, uint64_t remote_key, size_t len) override {
+    int rc = stripe(peer, false, static_cast<uint8_t*>(local), remote_addr, remote_key, len);
+    if (rc == kOk) read_bytes.add(len);
+    return rc;
+  }
+  int put(int peer, const void* local, uint64_t remote_addr, uint64_t remote_key, size_t len) override {
+    int rc = stripe(peer, true, static_cast<uint8_t*>(const_cast<void*>(local)), remote_addr, remote_key, len);
+    if (rc == kOk) write_bytes.add(len);
+    return rc;
+  }
+
+  int progress() override {
+    int n = 0;
+    for (auto& r : rails_) n += r->progress();
+    return n;
+  }
+
+ private:
+  // Registers on rail 0 and, where it reaches the peer, rail 1; the key
+  // holds both rkeys. A rail-1 failure only disables striping for it.
+  uint64_t expose_both(int peer, void* addr, size_t len, bool writable) {
+    uint64_t k0 = writable ? rails_[0]->expose_writable(peer, addr, len) : rails_[0]->expose(peer, addr, len);
+    if (!k0) return 0;
+    uint64_t k1 = 0;
+    if (rails_[1]->reaches(peer))
+      k1 = writable ? rails_[1]->expose_writable(peer, addr, len) : rails_[1]->expose(peer, addr, len);
+    uint64_t key = ((k1 & 0xffffffffu) << 32) | (k0 & 0xffffffffu);
+    if (key == 0) {  // an rkey of 0 on rail 0 alone would read as "failed": very unlikely, but be exact
+      rails_[0]->unexpose(peer, k0);
+      return 0;
+    }
+    exposures_[key] = {k0, k1};
+    return key;
+  }
+
+  // Rails' own key format: an exposure number (non-zero) above the rkey.
+  static uint64_t rail_key(uint32_t rkey) { return (uint64_t(1) << 32) | rkey; }
+
+  int stripe(int peer, bool write, uint8_t* local, uint64_t remote_addr, uint64_t key, size_t len) {
+    uint32_t rk0 = static_cast<uint32_t>(key), rk1 = static_cast<uint32_t>(key >> 32);
+    VerbsTransport& a = *rails_[0];
+    VerbsTransport& b = *rails_[1];
+    size_t min = static_cast<size_t>(std::max<int64_t>(0, stripe_param.get()));
+    if (rk1 == 0 || len < min || len < 2 * 4096 || !b.connected(peer))
+      return a.transfer(peer, write, local, remote_addr, rail_key(rk0), len);
+    uint64_t wa = a.rate(), wb = b.rate();
+    size_t part = static_cast<size_t>(static_cast<unsigned __int128>(len) * wa / (wa + wb)) / 4096 * 4096;
+    part = std::clamp<size_t>(part, 4096, len - 4096);
+    int rc = a.transfer_begin(peer, write, local, remote_addr, rail_key(rk0), part);
+    if (rc != kOk) return rc;
+    rc = b.transfer_begin(peer, write, local + part, remote_addr + part, rail_key(rk1), len - part);
+    if (rc != kOk) {  // rail 1 unusable now: rail 0 takes the rest too
+      while (a.transfer_step() >= 0) {
+      }
+      int rc0 = a.transfer_end();
+      if (rc0 != kOk) return rc0;
+      return a.transfer(peer, write, local + part, remote_addr + part, rail_key(rk0), len - part);
+    }
+    Backoff backoff(rte::job().oversubscribed ? 0 : 1000);
+    bool done_a = false, done_b = false;
+    while (!done_a || !done_b) {
+      int sa = done_a ? 0 : a.transfer_step();
+      int sb = done_b ? 0 : b.transfer_step();
+      done_a = done_a || sa < 0;
+      done_b = done_b || sb < 0;
+      if (sa > 0 || sb > 0) backoff.reset();
+      else backoff.idle();
+    }
+    int ra = a.transfer_end(), rb = b.transfer_end();
+    return ra != kOk ? ra : rb;
+  }
+
+  std::vector<std::unique_ptr<VerbsTransport>> rails_;
+  Caps caps_;
+  std::vector<bool> kicked_;  // by peer: secondary rails asked to connect
+  std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> exposures_;  // key -> rails' keys
 };
 
 }  // namespace
 
 std::unique_ptr<Transport> open_verbs(bool required, int* error) {
   *error = 0;
-  auto t = std::make_unique<VerbsTransport>();
-  int rc = t->open(required);
-  if (rc == 0) return t;
-  if (rc > 0) *error = rc;
-  return nullptr;
+  // Not usable: an error when the user asked for verbs, else only a debug note.
+  auto absent = [&](const std::string& why) -> std::unique_ptr<Transport> {
+    if (required) {
+      log::error("AXON_BTL asks for verbs, but %s", why.c_str());
+      *error = 1;
+    } else {
+      log::debug(1, "verbs: not used: %s", why.c_str());
+    }
+    return nullptr;
+  };
+  int n = 0;
+  ibv_context** devices = rdma_get_devices(&n);
+  if (!devices || n == 0) {
+    if (devices) rdma_free_devices(devices);
+    return absent("no RDMA devices found (no /sys/class/infiniband entries, or the rdma_ucm/ib_uverbs "
+                  "kernel modules are not loaded); `axon_info --doctor` shows what is there");
+  }
+  std::string seen;
+  std::vector<PortChoice> ports = discover_ports(devices, n, &seen);
+  if (ports.empty()) {
+    rdma_free_devices(devices);
+    if (seen.empty()) return absent("no RDMA device matches AXON_BTL_VERBS_DEVICE=" + device_param.get());
+    return absent("no usable RDMA port (" + seen +
+                  "); a port must be ACTIVE and have an IP address (RoCE: on its netdev; InfiniBand: IPoIB)");
+  }
+  size_t max_rails = static_cast<size_t>(std::clamp<int64_t>(rails_param.get(), 1, 2));
+  std::vector<std::unique_ptr<VerbsTransport>> rails;
+  for (size_t i = 0; i < ports.size() && i < max_rails; ++i) {
+    auto t = std::make_unique<VerbsTransport>();
+    // Rail 0 owns the device list from here on (freed when it closes).
+    int rc = t->open(required, static_cast<int>(i), ports[i], i == 0 ? devices : nullptr);
+    if (rc != 0) {
+      if (i == 0) {
+        if (rc > 0) *error = rc;
+        return nullptr;
+      }
+      log::warn("verbs: rail %zu (%s:%d) not used (see above); rail 0 carries everything", i,
+                ports[i].device.c_str(), ports[i].port);
+      break;
+    }
+    rails.push_back(std::move(t));
+  }
+  if (rails.size() == 1) return std::move(rails[0]);
+  return std::make_unique<MultiRail>(std::move(rails));
 }
 
 }  // namespace axon::btl
