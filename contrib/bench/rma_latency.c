@@ -3,7 +3,10 @@
  * Win_allocate and Win_create windows. Prints one line per flavor, operation
  * and size: the best of 5 runs, in microseconds per operation.
  *   mpicc -O2 rma_latency.c -o rma_latency && mpirun -np 2 ./rma_latency
- * Works with any MPI (compare Axon, MPICH and Open MPI). */
+ * Works with any MPI (compare Axon, MPICH and Open MPI).
+ *   rma_latency FLAVOR OP   (allocate|create, put|get|accumulate|fetch_and_op|
+ *                           compare_and_swap): that case only, "bytes usec"
+ *                           lines, the format compare.sh reads. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,8 +46,11 @@ int main(int argc, char **argv)
     const int max_bytes = 1 << 18;
     char *buf = malloc(max_bytes);
     memset(buf, 1, max_bytes);
-    if (me == 0) printf("# flavor op bytes usec\n");
+    const char *only_flavor = argc > 2 ? argv[1] : NULL, *only_op = argc > 2 ? argv[2] : NULL;
+    if (me == 0) printf(only_op ? "# rma_latency %s %s: bytes usec\n" : "# flavor op bytes usec\n",
+                        only_flavor, only_op);
     for (int flavor = 0; flavor < 2; flavor++) {
+        if (only_flavor && strcmp(only_flavor, flavor ? "create" : "allocate")) continue;
         MPI_Win win;
         void *mem = NULL, *own = NULL;
         if (flavor == 0) {
@@ -55,6 +61,7 @@ int main(int argc, char **argv)
         }
         MPI_Win_lock_all(0, win);
         for (int op = 0; op < NOPS; op++) {
+            if (only_op && strcmp(only_op, op_name[op])) continue;
             for (int bytes = 8; bytes <= max_bytes; bytes *= 8) {
                 if (op > GET && bytes > 8) break;
                 int iters = bytes >= 32768 ? 200 : 5000;
@@ -66,7 +73,8 @@ int main(int argc, char **argv)
                         if (t < best) best = t;
                     }
                 }
-                if (me == 0) printf("%s %s %d %.3f\n", flavor ? "create" : "allocate", op_name[op], bytes, best);
+                if (me == 0 && only_op) printf("%d %.3f\n", bytes, best);
+                else if (me == 0) printf("%s %s %d %.3f\n", flavor ? "create" : "allocate", op_name[op], bytes, best);
             }
         }
         MPI_Win_unlock_all(win);

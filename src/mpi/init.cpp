@@ -17,6 +17,7 @@
 #include "mpi/api.h"
 #include "mpi/attributes.h"
 #include "mpi/bsend.h"
+#include "osc/osc.h"
 #include "rte/rte.h"
 
 #ifndef PACKAGE_VERSION
@@ -60,6 +61,7 @@ void runtime_stop(bool world_ends) {
   // Every rank must be done with shared memory before anyone unmaps it.
   coll::barrier(&comm_world()->coll);
   comms_finalize();
+  osc::finalize();  // the RMA progress agent stops before the transports close
   btl::finalize();
   pml::finalize();
   if (world_ends) {

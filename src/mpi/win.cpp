@@ -4,6 +4,7 @@
 // by src/osc (osc.h); this file checks handles and arguments and raises
 // errors through the window's error handler.
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ struct Win {
   int disp_unit = 1;
   int flavor = MPI_WIN_FLAVOR_CREATE;
   int model = MPI_WIN_UNIFIED;
+  // Serializes the synchronization calls of several threads on this window
+  // (MPI_THREAD_MULTIPLE): the epoch state is not otherwise locked.
+  // Operations do not take it: they only read the epoch state.
+  std::mutex sync;
   MPI_Win handle() { return reinterpret_cast<MPI_Win>(this); }
 };
 
@@ -96,10 +101,7 @@ int create_window(Comm* c, MPI_Info info, int flavor, MPI_Win* out, const char* 
   rc = make(&dup->coll, &w);
   if (rc != MPI_SUCCESS) {
     comm_free(dup);
-    const char* why = rc == MPI_ERR_UNSUPPORTED_OPERATION
-                          ? "not implemented yet: windows spanning several nodes, or on user memory where cross-memory "
-                            "attach is forbidden (see the log)"
-                          : rc == MPI_ERR_RMA_SHARED ? "ranks are not all on one node" : nullptr;
+    const char* why = rc == MPI_ERR_RMA_SHARED ? "ranks are not all on one node" : nullptr;
     return raise(c, rc, fn, why);
   }
   auto* win = new Win;
@@ -553,6 +555,7 @@ AXON_API(int, MPI_Rget_accumulate_c,
 
 AXON_API(int, MPI_Win_fence, (int assert_bits, MPI_Win win_h)) {
   AXON_WIN_OR_RAISE(win, win_h, "MPI_Win_fence");
+  std::lock_guard<std::mutex> sync_guard(win->sync);
   WIN_TRY(win, "MPI_Win_fence", osc::fence(win->w, assert_bits));
   return MPI_SUCCESS;
 }
@@ -561,6 +564,7 @@ AXON_API(int, MPI_Win_post, (MPI_Group group, int assert_bits, MPI_Win win_h)) {
   AXON_WIN_OR_RAISE(win, win_h, "MPI_Win_post");
   std::vector<int> ranks;
   WIN_TRY(win, "MPI_Win_post", group_ranks(win, group, &ranks));
+  std::lock_guard<std::mutex> sync_guard(win->sync);
   WIN_TRY(win, "MPI_Win_post", osc::post(win->w, ranks, assert_bits));
   return MPI_SUCCESS;
 }
@@ -569,18 +573,21 @@ AXON_API(int, MPI_Win_start, (MPI_Group group, int assert_bits, MPI_Win win_h)) 
   AXON_WIN_OR_RAISE(win, win_h, "MPI_Win_start");
   std::vector<int> ranks;
   WIN_TRY(win, "MPI_Win_start", group_ranks(win, group, &ranks));
+  std::lock_guard<std::mutex> sync_guard(win->sync);
   WIN_TRY(win, "MPI_Win_start", osc::start(win->w, ranks, assert_bits));
   return MPI_SUCCESS;
 }
 
 AXON_API(int, MPI_Win_complete, (MPI_Win win_h)) {
   AXON_WIN_OR_RAISE(win, win_h, "MPI_Win_complete");
+  std::lock_guard<std::mutex> sync_guard(win->sync);
   WIN_TRY(win, "MPI_Win_complete", osc::complete(win->w));
   return MPI_SUCCESS;
 }
 
 AXON_API(int, MPI_Win_wait, (MPI_Win win_h)) {
   AXON_WIN_OR_RAISE(win, win_h, "MPI_Win_wait");
+  std::lock_guard<std::mutex> sync_guard(win->sync);
   WIN_TRY(win, "MPI_Win_wait", osc::wait(win->w));
   return MPI_SUCCESS;
 }
@@ -589,6 +596,7 @@ AXON_API(int, MPI_Win_test, (MPI_Win win_h, int* flag)) {
   AXON_WIN_OR_RAISE(win, win_h, "MPI_Win_test");
   if (!flag) return win_raise(win, MPI_ERR_ARG, "MPI_Win_test", "flag is NULL");
   bool done = false;
+  std::lock_guard<std::mutex> sync_guard(win->sync);
   WIN_TRY(win, "MPI_Win_test", osc::test(win->w, &done));
   if (!done) pml::progress();
   *flag = done;
@@ -602,6 +610,7 @@ AXON_API(int, MPI_Win_lock, (int lock_type, int rank, int assert_bits, MPI_Win w
     return win_raise(win, MPI_ERR_LOCKTYPE, fn, "lock type is neither MPI_LOCK_EXCLUSIVE nor MPI_LOCK_SHARED");
   WIN_TRY(win, fn, check_rank(win, rank));
   if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  std::lock_guard<std::mutex> sync_guard(win->sync);
   WIN_TRY(win, fn, osc::lock(win->w, lock_type, rank, assert_bits));
   return MPI_SUCCESS;
 }
@@ -611,18 +620,21 @@ AXON_API(int, MPI_Win_unlock, (int rank, MPI_Win win_h)) {
   AXON_WIN_OR_RAISE(win, win_h, fn);
   WIN_TRY(win, fn, check_rank(win, rank));
   if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  std::lock_guard<std::mutex> sync_guard(win->sync);
   WIN_TRY(win, fn, osc::unlock(win->w, rank));
   return MPI_SUCCESS;
 }
 
 AXON_API(int, MPI_Win_lock_all, (int assert_bits, MPI_Win win_h)) {
   AXON_WIN_OR_RAISE(win, win_h, "MPI_Win_lock_all");
+  std::lock_guard<std::mutex> sync_guard(win->sync);
   WIN_TRY(win, "MPI_Win_lock_all", osc::lock_all(win->w, assert_bits));
   return MPI_SUCCESS;
 }
 
 AXON_API(int, MPI_Win_unlock_all, (MPI_Win win_h)) {
   AXON_WIN_OR_RAISE(win, win_h, "MPI_Win_unlock_all");
+  std::lock_guard<std::mutex> sync_guard(win->sync);
   WIN_TRY(win, "MPI_Win_unlock_all", osc::unlock_all(win->w));
   return MPI_SUCCESS;
 }
@@ -632,11 +644,13 @@ int flush_one(int rank, MPI_Win win_h, const char* fn) {
   AXON_WIN_OR_RAISE(win, win_h, fn);
   WIN_TRY(win, fn, check_rank(win, rank));
   if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  std::lock_guard<std::mutex> sync_guard(win->sync);
   WIN_TRY(win, fn, osc::flush(win->w, rank));
   return MPI_SUCCESS;
 }
 int flush_all(MPI_Win win_h, const char* fn) {
   AXON_WIN_OR_RAISE(win, win_h, fn);
+  std::lock_guard<std::mutex> sync_guard(win->sync);
   WIN_TRY(win, fn, osc::flush(win->w, -1));
   return MPI_SUCCESS;
 }

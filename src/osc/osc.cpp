@@ -18,7 +18,9 @@
 
 #include "base/backoff.h"
 #include "base/log.h"
+#include "base/param.h"
 #include "coll/coll.h"
+#include "osc/am.h"
 #include "rte/rte.h"
 
 namespace axon::osc {
@@ -40,6 +42,22 @@ struct alignas(64) PeerCtl {
 };
 static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t>::is_always_lock_free,
               "control words are shared between processes");
+
+StringParam path_param{"AXON_OSC_PATH", "auto",
+                       "How RMA reaches the other ranks of a window: auto (mapped memory or cross-memory "
+                       "attach on this node, active messages to other nodes and where CMA is forbidden) or "
+                       "am (active messages to every other rank, for tests)"};
+
+bool force_am() {
+  const std::string& v = path_param.get();
+  if (v == "am") return true;
+  if (v != "auto") {
+    static bool warned = false;
+    if (!warned) log::warn("AXON_OSC_PATH=%s is neither auto nor am: using auto", v.c_str());
+    warned = true;
+  }
+  return false;
+}
 
 // Our markers in Epochs::locked.
 constexpr int8_t kNotLocked = 0, kLockedShared = 1, kLockedExclusive = 2, kLockedNoCheck = 3;
@@ -84,52 +102,72 @@ struct PeerInfo {
 // whether the ptrace policy lets them reach this process's memory.
 const uint64_t cma_probe = 0x43'4d'41'6f'6b'21'21'21ull;
 
-const Datatype& byte_type() { return *datatype_from_handle(MPI_BYTE); }
-
 int exchange_info(pml::Context* ctx, void* base, uint64_t bytes, int disp_unit, std::vector<PeerInfo>* out) {
   PeerInfo me{static_cast<int64_t>(getpid()), reinterpret_cast<uint64_t>(base), bytes, disp_unit, 1,
               reinterpret_cast<uint64_t>(&cma_probe)};
   for (int r = 0; r < ctx->size(); ++r)
     if (!rte::is_local(ctx->world_of[r])) me.all_local = 0;
   out->assign(ctx->size(), PeerInfo{});
-  int rc = coll::allgather_bytes(&me, sizeof me, out->data(), ctx);
-  if (rc != MPI_SUCCESS) return rc;
-  for (const PeerInfo& p : *out)
-    if (!p.all_local) return MPI_ERR_UNSUPPORTED_OPERATION;  // same answer on every rank
-  return MPI_SUCCESS;
+  return coll::allgather_bytes(&me, sizeof me, out->data(), ctx);
 }
 
-// Creates the window's segment: rank 0 creates and sizes it, everyone maps
-// it, and rank 0 unlinks it once all have (mpirun removes the job's
-// /dev/shm/axon.<nspace>.* if the job dies in between).
+bool all_local(const std::vector<PeerInfo>& info) {
+  for (const PeerInfo& p : info)
+    if (!p.all_local) return false;  // same answer on every rank
+  return true;
+}
+
+// Creates the window's segment of this node: the node's lowest window rank
+// (its leader) creates and sizes it, the node's ranks map it, and the
+// leader unlinks it once all have (mpirun removes the job's
+// /dev/shm/axon.<nspace>.* if the job dies in between). On one node that is
+// one segment for the whole window; across nodes each node has its own,
+// laid out for every window rank (the slots of other nodes' ranks unused).
 // `local_error`: an error class this rank found before (every rank then
 // fails with the largest one).
 int map_segment(Window* w, size_t len, int32_t local_error = MPI_SUCCESS) {
   static std::atomic<unsigned> counter{0};  // windows may be created by several threads
-  struct {
+  struct Msg {
     int32_t status;
     char name[200];
-  } msg{};
+  };
+  int leader = w->rank;
+  for (int r = 0; r < w->size; ++r)
+    if (r == w->rank || rte::is_local(w->ctx->world_of[r])) {
+      leader = r;
+      break;
+    }
+  Msg mine{};
   int fd = -1;
-  if (w->rank == 0) {
+  if (leader == w->rank) {
     const rte::Job& job = rte::job();
     std::string name = job.shm_prefix + ".osc." + std::to_string(job.rank) + "." + std::to_string(counter++);
-    snprintf(msg.name, sizeof msg.name, "%s", name.c_str());
-    fd = shm_open(msg.name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    snprintf(mine.name, sizeof mine.name, "%s", name.c_str());
+    fd = shm_open(mine.name, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0 || ftruncate(fd, static_cast<off_t>(len)) != 0) {
-      log::error("osc: cannot create shared segment %s of %zu bytes: %s", msg.name, len, strerror(errno));
-      msg.status = MPI_ERR_NO_MEM;
+      log::error("osc: cannot create shared segment %s of %zu bytes: %s", mine.name, len, strerror(errno));
+      mine.status = MPI_ERR_NO_MEM;
       if (fd >= 0) {
         close(fd);
-        shm_unlink(msg.name);
+        shm_unlink(mine.name);
         fd = -1;
       }
     }
   }
-  int rc = coll::bcast(&msg, sizeof msg, &byte_type(), 0, w->ctx);
-  if (rc != MPI_SUCCESS) return rc;
-  if (msg.status != MPI_SUCCESS) return msg.status;
-  if (w->rank != 0) fd = shm_open(msg.name, O_RDWR, 0600);
+  std::vector<Msg> all(w->size);
+  int rc = coll::allgather_bytes(&mine, sizeof mine, all.data(), w->ctx);
+  int32_t status = rc;
+  for (const Msg& m : all)
+    if (rc == MPI_SUCCESS && m.status != MPI_SUCCESS) status = m.status;  // same answer everywhere
+  if (status != MPI_SUCCESS) {
+    if (fd >= 0) {
+      close(fd);
+      shm_unlink(mine.name);
+    }
+    return status;
+  }
+  const Msg& msg = all[leader];
+  if (leader != w->rank) fd = shm_open(msg.name, O_RDWR, 0600);
   int32_t failed = local_error;
   void* map = MAP_FAILED;
   if (fd >= 0) {
@@ -144,7 +182,7 @@ int map_segment(Window* w, size_t len, int32_t local_error = MPI_SUCCESS) {
   int32_t any_failed = 0;
   rc = coll::allreduce(&failed, &any_failed, 1, datatype_from_handle(MPI_INT32_T), op_from_handle(MPI_MAX),
                        w->ctx);
-  if (w->rank == 0) shm_unlink(msg.name);
+  if (leader == w->rank) shm_unlink(msg.name);
   if (rc != MPI_SUCCESS || any_failed) {
     if (map != MAP_FAILED) munmap(map, len);
     return rc != MPI_SUCCESS ? rc : any_failed;
@@ -152,30 +190,29 @@ int map_segment(Window* w, size_t len, int32_t local_error = MPI_SUCCESS) {
   w->map = map;
   w->map_len = len;
   w->ctl = static_cast<Control*>(map);
-  if (w->rank == 0) {
+  if (leader == w->rank) {
     w->ctl->magic = kControlMagic;
     w->ctl->n = static_cast<uint32_t>(w->size);
   }
   return MPI_SUCCESS;
 }
 
-// Whether CMA reaches every other rank (Win_create / dynamic windows need it;
-// the active-message path that would replace it is not implemented yet).
-int32_t probe_cma(const std::vector<PeerInfo>& info, int me) {
+// Which ranks of this node CMA reaches (Win_create / dynamic windows read
+// and write their memory with it). The ptrace policy may forbid it: those
+// targets are then reached by active messages (am.h).
+std::vector<bool> probe_cma(const pml::Context* ctx, const std::vector<PeerInfo>& info, int me) {
+  std::vector<bool> ok(info.size(), false);
   for (size_t r = 0; r < info.size(); ++r) {
-    if (static_cast<int>(r) == me) continue;
+    if (static_cast<int>(r) == me || !rte::is_local(ctx->world_of[r])) continue;
     uint64_t value = 0;
     iovec local{&value, sizeof value}, remote{reinterpret_cast<void*>(info[r].probe), sizeof value};
     ssize_t n = process_vm_readv(static_cast<pid_t>(info[r].pid), &local, 1, &remote, 1, 0);
-    if (n != static_cast<ssize_t>(sizeof value) || value != cma_probe) {
-      log::error("osc: cannot read rank %zu's memory with process_vm_readv (%s): windows on user memory "
-                 "(MPI_Win_create, MPI_Win_create_dynamic) need cross-memory attach, which the ptrace policy "
-                 "forbids here; use MPI_Win_allocate",
+    ok[r] = n == static_cast<ssize_t>(sizeof value) && value == cma_probe;
+    if (!ok[r])
+      log::debug(1, "osc: cannot read rank %zu's memory with process_vm_readv (%s): active messages reach it",
                  r, n < 0 ? strerror(errno) : "wrong data");
-      return MPI_ERR_UNSUPPORTED_OPERATION;
-    }
   }
-  return MPI_SUCCESS;
+  return ok;
 }
 
 Window* new_window(pml::Context* ctx, Flavor flavor) {
@@ -191,20 +228,39 @@ Window* new_window(pml::Context* ctx, Flavor flavor) {
 }
 
 void drop(Window* w) {
+  am::unregister_window(w);
   if (w->map) munmap(w->map, w->map_len);
   delete w;
 }
 
-// Private memory: our own is read directly, the others' through CMA.
+// Private memory: our own is read directly, the others' on this node through
+// CMA where permitted, the rest by active messages.
 void set_private_peers(Window* w, const std::vector<PeerInfo>& info) {
+  const bool am_only = force_am();
+  const std::vector<bool> cma = am_only ? std::vector<bool>(w->size) : probe_cma(w->ctx, info, w->rank);
   for (int r = 0; r < w->size; ++r) {
     Peer& p = w->peers[r];
-    p.path = r == w->rank ? Path::Self : Path::Cma;
+    p.same_node = r == w->rank || rte::is_local(w->ctx->world_of[r]);
+    p.path = r == w->rank ? Path::Self : cma[r] ? Path::Cma : Path::Am;
     p.pid = static_cast<int>(info[r].pid);
-    p.base = info[r].base;
+    p.base = p.path == Path::Am ? 0 : info[r].base;  // Am: displacements are offsets at the target
     p.size = info[r].bytes;
     p.disp_unit = static_cast<int>(info[r].disp_unit);
   }
+}
+
+// Last step of every creation: when some rank reaches another by active
+// messages, every rank registers the window for them (before the barrier,
+// so no message finds a target that does not know the window yet).
+int finish_am(Window* w) {
+  int32_t mine = 0, any = 0;
+  for (const Peer& p : w->peers)
+    if (p.path == Path::Am) mine = 1;
+  int rc = coll::allreduce(&mine, &any, 1, datatype_from_handle(MPI_INT32_T), op_from_handle(MPI_MAX), w->ctx);
+  if (rc != MPI_SUCCESS || !any) return rc;
+  w->id = w->ctx->id;
+  am::register_window(w, true);
+  return coll::barrier(w->ctx);
 }
 
 // ---- data movement -------------------------------------------------------------
@@ -254,7 +310,8 @@ int locate(const Window* w, int target, MPI_Aint disp, size_t count, const Datat
   if (w->flavor == Flavor::Dynamic) {
     // Absolute addresses: the whole access must lie in one attached region.
     uint64_t first = static_cast<uint64_t>(disp + lo), last = static_cast<uint64_t>(disp + hi);
-    if (lo == hi) {
+    if (lo == hi || !p.same_node) {
+      // Another node's regions are not visible here: that target checks.
       *at = static_cast<uint64_t>(disp);
       return MPI_SUCCESS;
     }
@@ -331,6 +388,20 @@ const Datatype* basic_of(const Datatype& t) {
   return b;
 }
 
+// inout = in op inout on `count` packed elements of `basic`. op_apply works
+// on elements laid out with their extent: pair types with padding
+// (MPI_DOUBLE_INT ...) are unpacked around it.
+int apply_packed(const Op& op, const unsigned char* in, unsigned char* inout, size_t count, const Datatype& basic) {
+  if (basic.contiguous) return op_apply(op, in, inout, count, basic);
+  const size_t extent = static_cast<size_t>(basic.extent);
+  std::vector<unsigned char> a(count * extent), b(count * extent);
+  unpack_items(basic, in, count, a.data());
+  unpack_items(basic, inout, count, b.data());
+  int rc = op_apply(op, a.data(), b.data(), count, basic);
+  if (rc == MPI_SUCCESS) pack_items(basic, b.data(), count, inout);
+  return rc;
+}
+
 // The accumulate lock of a target (held only for the read-modify-write).
 class AccLock {
  public:
@@ -405,12 +476,15 @@ int create(pml::Context* ctx, void* base, uint64_t bytes, int disp_unit, Window*
   w->disp_unit = disp_unit;
   std::vector<PeerInfo> info;
   int rc = exchange_info(ctx, base, bytes, disp_unit, &info);
-  if (rc == MPI_SUCCESS) rc = map_segment(w, control_bytes(w->size), probe_cma(info, w->rank));
+  if (rc == MPI_SUCCESS) rc = map_segment(w, control_bytes(w->size));
+  if (rc == MPI_SUCCESS) {
+    set_private_peers(w, info);
+    rc = finish_am(w);
+  }
   if (rc != MPI_SUCCESS) {
     drop(w);
     return rc;
   }
-  set_private_peers(w, info);
   *out = w;
   return MPI_SUCCESS;
 }
@@ -419,14 +493,17 @@ int create_dynamic(pml::Context* ctx, Window** out) {
   Window* w = new_window(ctx, Flavor::Dynamic);
   std::vector<PeerInfo> info;
   int rc = exchange_info(ctx, nullptr, 0, 1, &info);
-  if (rc == MPI_SUCCESS) rc = map_segment(w, control_bytes(w->size), probe_cma(info, w->rank));
+  if (rc == MPI_SUCCESS) rc = map_segment(w, control_bytes(w->size));
+  if (rc == MPI_SUCCESS) {
+    set_private_peers(w, info);
+    // Displacements are absolute addresses: no window base, no size limit.
+    for (Peer& p : w->peers) p.base = 0, p.size = 0, p.disp_unit = 1;
+    rc = finish_am(w);
+  }
   if (rc != MPI_SUCCESS) {
     drop(w);
     return rc;
   }
-  set_private_peers(w, info);
-  // Displacements are absolute addresses: no window base, no size limit.
-  for (Peer& p : w->peers) p.base = 0, p.size = 0, p.disp_unit = 1;
   *out = w;
   return MPI_SUCCESS;
 }
@@ -435,7 +512,7 @@ int allocate(pml::Context* ctx, uint64_t bytes, int disp_unit, bool shared, bool
   Window* w = new_window(ctx, shared ? Flavor::Shared : Flavor::Allocate);
   std::vector<PeerInfo> info;
   int rc = exchange_info(ctx, nullptr, bytes, disp_unit, &info);
-  if (rc == MPI_ERR_UNSUPPORTED_OPERATION && shared) rc = MPI_ERR_RMA_SHARED;
+  if (rc == MPI_SUCCESS && shared && !all_local(info)) rc = MPI_ERR_RMA_SHARED;
   if (rc != MPI_SUCCESS) {
     drop(w);
     return rc;
@@ -443,12 +520,15 @@ int allocate(pml::Context* ctx, uint64_t bytes, int disp_unit, bool shared, bool
   // allocate_shared: the parts follow each other with no gap (MPI's default,
   // so that rank r+1's memory continues rank r's) unless the user allows
   // non-contiguous parts; Win_allocate: each part on its own cache line.
+  // Across nodes a node's segment holds the memory of its own ranks only.
   const size_t align = shared ? (noncontig ? 4096 : 1) : 64;
   std::vector<size_t> offset(w->size);
+  std::vector<bool> here(w->size);
   size_t data = control_bytes(w->size);
   for (int r = 0; r < w->size; ++r) {
+    here[r] = r == w->rank || rte::is_local(ctx->world_of[r]);
     offset[r] = data;
-    data = round_up(data + info[r].bytes, align);
+    if (here[r]) data = round_up(data + info[r].bytes, align);
   }
   rc = map_segment(w, round_up(data, 64) + 64);
   if (rc != MPI_SUCCESS) {
@@ -456,18 +536,26 @@ int allocate(pml::Context* ctx, uint64_t bytes, int disp_unit, bool shared, bool
     return rc;
   }
   auto* map = static_cast<unsigned char*>(w->map);
+  const bool am_only = force_am();
   for (int r = 0; r < w->size; ++r) {
     Peer& p = w->peers[r];
-    p.path = Path::Mapped;
+    p.same_node = here[r];
+    // AXON_OSC_PATH=am: still mapped (Win_shared_query), but reached by messages.
+    p.path = here[r] && (r == w->rank || !am_only) ? Path::Mapped : Path::Am;
     p.pid = static_cast<int>(info[r].pid);
-    p.mapped = map + offset[r];
-    p.base = reinterpret_cast<uint64_t>(p.mapped);
+    p.mapped = here[r] ? map + offset[r] : nullptr;
+    p.base = p.path == Path::Am ? 0 : reinterpret_cast<uint64_t>(p.mapped);
     p.size = info[r].bytes;
     p.disp_unit = static_cast<int>(info[r].disp_unit);
   }
   w->base = w->peers[w->rank].mapped;
   w->bytes = bytes;
   w->disp_unit = disp_unit;
+  rc = finish_am(w);
+  if (rc != MPI_SUCCESS) {
+    drop(w);
+    return rc;
+  }
   *out = w;
   return MPI_SUCCESS;
 }
@@ -514,7 +602,7 @@ int shared_query(const Window* w, int rank, uint64_t* bytes, int* disp_unit, voi
     // The first rank that has memory (MPI-4.1 12.2.3).
     rank = -1;
     for (int r = 0; r < w->size && rank < 0; ++r)
-      if (w->peers[r].size) rank = r;
+      if (w->peers[r].size && w->peers[r].mapped) rank = r;
     if (rank < 0) {
       *bytes = 0;
       *disp_unit = 1;
@@ -522,8 +610,10 @@ int shared_query(const Window* w, int rank, uint64_t* bytes, int* disp_unit, voi
       return MPI_SUCCESS;
     }
   }
+  // A Win_allocate window's rank on another node: its memory is not
+  // mapped here (size 0, base NULL).
   const Peer& p = w->peers[rank];
-  *bytes = p.size;
+  *bytes = p.mapped ? p.size : 0;
   *disp_unit = p.disp_unit;
   *base = p.mapped;
   return MPI_SUCCESS;
@@ -550,7 +640,7 @@ int put(Window* w, const void* origin, size_t ocount, const Datatype& otype, int
   int rc = locate(w, target, disp, tcount, ttype, &at);
   if (rc != MPI_SUCCESS || ttype.size * tcount == 0) return rc;
   const Peer& p = w->peers[target];
-  if (otype.contiguous && ttype.contiguous && p.path != Path::Cma) {
+  if (otype.contiguous && ttype.contiguous && p.path <= Path::Self) {
     memcpy(reinterpret_cast<void*>(at), origin, otype.size * ocount);  // the common case
     return MPI_SUCCESS;
   }
@@ -561,6 +651,7 @@ int put(Window* w, const void* origin, size_t ocount, const Datatype& otype, int
     pack_items(otype, origin, ocount, packed.data());
     dense = packed.data();
   }
+  if (p.path == Path::Am) return am::put(w, target, at, tcount, ttype, dense);
   return transfer(w, target, at, tcount, ttype, const_cast<unsigned char*>(dense), true);
 }
 
@@ -570,9 +661,13 @@ int get(Window* w, void* origin, size_t ocount, const Datatype& otype, int targe
   uint64_t at;
   int rc = locate(w, target, disp, tcount, ttype, &at);
   if (rc != MPI_SUCCESS || ttype.size * tcount == 0) return rc;
-  if (otype.contiguous) return transfer(w, target, at, tcount, ttype, static_cast<unsigned char*>(origin), false);
+  const bool by_am = w->peers[target].path == Path::Am;
+  if (otype.contiguous)
+    return by_am ? am::get(w, target, at, tcount, ttype, static_cast<unsigned char*>(origin))
+                 : transfer(w, target, at, tcount, ttype, static_cast<unsigned char*>(origin), false);
   std::vector<unsigned char> packed(otype.size * ocount);
-  rc = transfer(w, target, at, tcount, ttype, packed.data(), false);
+  rc = by_am ? am::get(w, target, at, tcount, ttype, packed.data())
+             : transfer(w, target, at, tcount, ttype, packed.data(), false);
   if (rc == MPI_SUCCESS) unpack_items(otype, packed.data(), ocount, origin);
   return rc;
 }
@@ -613,7 +708,9 @@ int accumulate(Window* w, const void* origin, size_t ocount, const Datatype* oty
   }
 
   const Peer& p = w->peers[target];
-  if (use_atomics(p, *basic, at, ttype, tcount)) {
+  if (p.path == Path::Am) {
+    rc = am::accumulate(w, target, at, tcount, ttype, *basic, op, in, old);
+  } else if (use_atomics(p, *basic, at, ttype, tcount)) {
     size_t done = 0;
     const size_t es = basic->size;
     for_each_run(ttype, tcount, [&](std::ptrdiff_t off, size_t len) {
@@ -631,7 +728,7 @@ int accumulate(Window* w, const void* origin, size_t ocount, const Datatype* oty
     rc = transfer(w, target, at, tcount, ttype, cur.data(), false);
     if (rc == MPI_SUCCESS && old) memcpy(old, cur.data(), bytes);
     if (rc == MPI_SUCCESS && !no_op) {
-      rc = op_apply(op, in, cur.data(), bytes / basic->size, *basic);
+      rc = apply_packed(op, in, cur.data(), bytes / basic->size, *basic);
       if (rc == MPI_SUCCESS) rc = transfer(w, target, at, tcount, ttype, cur.data(), true);
     }
   }
@@ -645,6 +742,7 @@ int compare_and_swap(Window* w, const void* origin, const void* compare, void* r
   int rc = locate(w, target, disp, 1, type, &at);
   if (rc != MPI_SUCCESS) return rc;
   const Peer& p = w->peers[target];
+  if (p.path == Path::Am) return am::compare_and_swap(w, target, at, type, origin, compare, result);
   if (use_atomics(p, type, at, type, 1)) {
     if (type.size == 4) {
       uint32_t expected, desired;
@@ -678,10 +776,13 @@ int compare_and_swap(Window* w, const void* origin, const void* compare, void* r
 
 int fence(Window* w, int assert_bits) {
   if (w->ep.started || w->ep.posted || w->ep.lock_all || any_locked(w)) return MPI_ERR_RMA_SYNC;
-  // Every operation already completed at its call: the barrier alone ends
-  // the epoch everywhere.
+  // Operations on mapped / CMA targets completed at their call, those sent
+  // as active messages once acknowledged: then the barrier ends the epoch
+  // everywhere.
+  int frc = am::flush(w, -1);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   int rc = coll::barrier(w->ctx);
+  if (rc == MPI_SUCCESS) rc = frc;
   std::atomic_thread_fence(std::memory_order_seq_cst);
   w->ep.fence = !(assert_bits & MPI_MODE_NOSUCCEED);
   return rc;
@@ -691,7 +792,10 @@ int post(Window* w, const std::vector<int>& origins, int assert_bits) {
   if (w->ep.posted) return MPI_ERR_RMA_SYNC;
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (!(assert_bits & MPI_MODE_NOCHECK))
-    for (int o : origins) post_counter(w, o, w->rank).fetch_add(1, std::memory_order_release);
+    for (int o : origins) {
+      if (w->peers[o].same_node) post_counter(w, o, w->rank).fetch_add(1, std::memory_order_release);
+      else if (int rc = am::post(w, o); rc != MPI_SUCCESS) return rc;
+    }
   w->ep.post_group = origins;
   w->ep.completions_expected += origins.size();
   w->ep.posted = true;
@@ -717,10 +821,17 @@ int start(Window* w, const std::vector<int>& targets, int assert_bits) {
 int complete(Window* w) {
   if (!w->ep.started) return MPI_ERR_RMA_SYNC;
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  for (int t : w->ep.start_group) peer_ctl(w, t).completions.fetch_add(1, std::memory_order_release);
+  int rc = MPI_SUCCESS;
+  for (int t : w->ep.start_group) {
+    // Our active messages to t are applied before t learns we completed.
+    int frc = w->peers[t].path == Path::Am ? am::flush(w, t) : MPI_SUCCESS;
+    if (w->peers[t].same_node) peer_ctl(w, t).completions.fetch_add(1, std::memory_order_release);
+    else if (int crc = am::complete(w, t); crc != MPI_SUCCESS) frc = crc;
+    if (rc == MPI_SUCCESS) rc = frc;
+  }
   w->ep.started = false;
   w->ep.start_group.clear();
-  return MPI_SUCCESS;
+  return rc;
 }
 
 int test(Window* w, bool* done) {
@@ -771,7 +882,9 @@ int lock(Window* w, int lock_type, int target, int assert_bits) {
   std::atomic<uint32_t>& word = peer_ctl(w, target).lock;
   int8_t how = lock_type == MPI_LOCK_EXCLUSIVE ? kLockedExclusive : kLockedShared;
   if (assert_bits & MPI_MODE_NOCHECK) how = kLockedNoCheck;
-  else if (how == kLockedExclusive) acquire_exclusive(word);
+  else if (!w->peers[target].same_node) {
+    if (int rc = am::lock(w, &target, 1, how == kLockedExclusive); rc != MPI_SUCCESS) return rc;
+  } else if (how == kLockedExclusive) acquire_exclusive(word);
   else acquire_shared(word);
   w->ep.locked[target] = how;
   w->ep.fence = false;
@@ -780,17 +893,30 @@ int lock(Window* w, int lock_type, int target, int assert_bits) {
 
 int unlock(Window* w, int target) {
   if (w->ep.lock_all || w->ep.locked[target] == kNotLocked) return MPI_ERR_RMA_SYNC;
+  int rc = w->peers[target].path == Path::Am ? am::flush(w, target) : MPI_SUCCESS;
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  release(peer_ctl(w, target).lock, w->ep.locked[target]);
+  const int8_t how = w->ep.locked[target];
   w->ep.locked[target] = kNotLocked;
-  return MPI_SUCCESS;
+  if (w->peers[target].same_node) release(peer_ctl(w, target).lock, how);
+  else if (how != kLockedNoCheck) {
+    int urc = am::unlock(w, &target, 1, how == kLockedExclusive);
+    if (rc == MPI_SUCCESS) rc = urc;
+  }
+  return rc;
 }
 
 int lock_all(Window* w, int assert_bits) {
   if (w->ep.lock_all || w->ep.started || any_locked(w)) return MPI_ERR_RMA_SYNC;
   w->ep.lock_all_nocheck = assert_bits & MPI_MODE_NOCHECK;
-  if (!w->ep.lock_all_nocheck)
-    for (int t = 0; t < w->size; ++t) acquire_shared(peer_ctl(w, t).lock);
+  if (!w->ep.lock_all_nocheck) {
+    std::vector<int> remote;
+    for (int t = 0; t < w->size; ++t) {
+      if (w->peers[t].same_node) acquire_shared(peer_ctl(w, t).lock);
+      else remote.push_back(t);
+    }
+    if (!remote.empty())
+      if (int rc = am::lock(w, remote.data(), remote.size(), false); rc != MPI_SUCCESS) return rc;
+  }
   w->ep.lock_all = true;
   w->ep.fence = false;
   return MPI_SUCCESS;
@@ -798,21 +924,157 @@ int lock_all(Window* w, int assert_bits) {
 
 int unlock_all(Window* w) {
   if (!w->ep.lock_all) return MPI_ERR_RMA_SYNC;
+  int rc = am::flush(w, -1);
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (!w->ep.lock_all_nocheck)
-    for (int t = w->size - 1; t >= 0; --t) release(peer_ctl(w, t).lock, kLockedShared);
   w->ep.lock_all = false;
-  return MPI_SUCCESS;
+  if (!w->ep.lock_all_nocheck) {
+    std::vector<int> remote;
+    for (int t = w->size - 1; t >= 0; --t) {
+      if (w->peers[t].same_node) release(peer_ctl(w, t).lock, kLockedShared);
+      else remote.push_back(t);
+    }
+    if (!remote.empty()) {
+      int urc = am::unlock(w, remote.data(), remote.size(), false);
+      if (rc == MPI_SUCCESS) rc = urc;
+    }
+  }
+  return rc;
 }
 
 int flush(Window* w, int target) {
   if (target >= 0 ? !holds_passive(w, target) : !(w->ep.lock_all || any_locked(w))) return MPI_ERR_RMA_SYNC;
-  // Operations completed when they were called; make their stores visible
-  // in order before anything this rank does next.
+  // Operations on mapped / CMA targets completed when they were called:
+  // make their stores visible in order before anything this rank does next;
+  // wait for the acknowledgements of those sent as active messages.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  return MPI_SUCCESS;
+  return am::flush(w, target);
 }
 
 void sync(Window*) { std::atomic_thread_fence(std::memory_order_seq_cst); }
+
+void finalize() { am::finalize(); }
+
+// ---- target side of the active-message path (am.h) ---------------------------------
+
+namespace detail {
+
+namespace {
+unsigned char* own(const Window* w, uint64_t off) {
+  const uint64_t base = w->flavor == Flavor::Dynamic ? 0 : reinterpret_cast<uint64_t>(w->base);
+  return reinterpret_cast<unsigned char*>(base + off);
+}
+}  // namespace
+
+int target_check(const Window* w, const Run* runs, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const Run& r = runs[i];
+    if (r.len == 0) continue;
+    if (w->flavor != Flavor::Dynamic) {
+      if (r.off > w->bytes || r.len > w->bytes - r.off) return MPI_ERR_RMA_RANGE;
+      continue;
+    }
+    PeerCtl& c = peer_ctl(w, w->rank);
+    bool inside = false;
+    for (int k = 0; k < kMaxRegions && !inside; ++k) {
+      uint64_t size = c.region_size[k].load(std::memory_order_acquire);
+      uint64_t base = c.region_base[k].load(std::memory_order_relaxed);
+      inside = size && r.off >= base && r.off + r.len <= base + size;
+    }
+    if (!inside) return MPI_ERR_RMA_RANGE;
+  }
+  return MPI_SUCCESS;
+}
+
+void target_write(Window* w, const Run* runs, size_t n, const unsigned char* data) {
+  for (size_t i = 0; i < n; data += runs[i].len, ++i) memcpy(own(w, runs[i].off), data, runs[i].len);
+}
+
+void target_read(const Window* w, const Run* runs, size_t n, unsigned char* data) {
+  for (size_t i = 0; i < n; data += runs[i].len, ++i) memcpy(data, own(w, runs[i].off), runs[i].len);
+}
+
+int target_accumulate(Window* w, const Run* runs, size_t n, const Datatype& basic, const Op& op,
+                      const unsigned char* in, unsigned char* old) {
+  const size_t es = basic.size;
+  // The same choice as use_atomics for a local origin on this memory.
+  bool atomics = w->peers[w->rank].path == Path::Mapped && (es == 4 || es == 8) && basic.contiguous;
+  for (size_t i = 0; i < n && atomics; ++i)
+    if (reinterpret_cast<uint64_t>(own(w, runs[i].off)) % es || runs[i].len % es) atomics = false;
+  size_t done = 0;
+  if (atomics) {
+    for (size_t i = 0; i < n; ++i) {
+      unsigned char* mem = own(w, runs[i].off);
+      for (size_t k = 0; k < runs[i].len; k += es, done += es) {
+        const void* src = in ? in + done : nullptr;
+        void* dst = old ? old + done : nullptr;
+        if (es == 4) atomic_element(reinterpret_cast<uint32_t*>(mem + k), src, dst, op, basic);
+        else atomic_element(reinterpret_cast<uint64_t*>(mem + k), src, dst, op, basic);
+      }
+    }
+    return MPI_SUCCESS;
+  }
+  // Read-modify-write of the packed elements (an element may span runs:
+  // pair types), under the accumulate lock as for a local origin.
+  for (size_t i = 0; i < n; ++i) done += runs[i].len;
+  std::vector<unsigned char> cur(done);
+  AccLock lock(w, w->rank);
+  target_read(w, runs, n, cur.data());
+  if (old) memcpy(old, cur.data(), done);
+  if (op.kind == OpKind::no_op) return MPI_SUCCESS;
+  int rc = apply_packed(op, in, cur.data(), done / es, basic);
+  if (rc == MPI_SUCCESS) target_write(w, runs, n, cur.data());
+  return rc;
+}
+
+void target_cas(Window* w, uint64_t off, const Datatype& type, const void* origin, const void* compare,
+                void* result) {
+  unsigned char* mem = own(w, off);
+  const size_t es = type.size;
+  if (w->peers[w->rank].path == Path::Mapped && (es == 4 || es == 8) && reinterpret_cast<uint64_t>(mem) % es == 0) {
+    if (es == 4) {
+      uint32_t expected, desired;
+      memcpy(&expected, compare, 4);
+      memcpy(&desired, origin, 4);
+      __atomic_compare_exchange_n(reinterpret_cast<uint32_t*>(mem), &expected, desired, false, __ATOMIC_ACQ_REL,
+                                  __ATOMIC_ACQUIRE);
+      memcpy(result, &expected, 4);
+    } else {
+      uint64_t expected, desired;
+      memcpy(&expected, compare, 8);
+      memcpy(&desired, origin, 8);
+      __atomic_compare_exchange_n(reinterpret_cast<uint64_t*>(mem), &expected, desired, false, __ATOMIC_ACQ_REL,
+                                  __ATOMIC_ACQUIRE);
+      memcpy(result, &expected, 8);
+    }
+    return;
+  }
+  AccLock lock(w, w->rank);
+  memcpy(result, mem, es);
+  if (memcmp(mem, compare, es) == 0) memcpy(mem, origin, es);
+}
+
+bool target_try_lock(Window* w, bool exclusive) {
+  std::atomic<uint32_t>& word = peer_ctl(w, w->rank).lock;
+  uint32_t v = word.load(std::memory_order_relaxed);
+  if (exclusive) {
+    v = 0;
+    return word.compare_exchange_strong(v, kExclusive, std::memory_order_acquire);
+  }
+  while (!(v & kExclusive))
+    if (word.compare_exchange_weak(v, v + 1, std::memory_order_acquire)) return true;
+  return false;
+}
+
+void target_unlock(Window* w, bool exclusive) {
+  release(peer_ctl(w, w->rank).lock, exclusive ? kLockedExclusive : kLockedShared);
+}
+
+void post_arrived(Window* w, int target) {
+  post_counter(w, w->rank, target).fetch_add(1, std::memory_order_release);
+}
+
+void complete_arrived(Window* w) { peer_ctl(w, w->rank).completions.fetch_add(1, std::memory_order_release); }
+
+}  // namespace detail
 
 }  // namespace axon::osc

@@ -12,10 +12,14 @@
 // - Win_create / Win_create_dynamic memory is private to its owner and is
 //   read and written with process_vm_readv / writev (CMA), with no target
 //   participation.
-// Every operation is complete when the call returns (synchronous loads and
-// stores), so flush / flush_local only order memory. A transport path (btl
-// put/get/atomics, active messages for other nodes) plugs in behind the
-// same functions: `Peer::path` says how a target is reached.
+// - targets on other nodes (or unreachable by CMA, or every target with
+//   AXON_OSC_PATH=am) are reached by active messages that the target applies
+//   in its progress engine (am.h); each node then has its own control
+//   segment for its ranks.
+// Operations on mapped / CMA targets are complete when the call returns, so
+// flush only orders memory for them; for active-message targets flush,
+// unlock, complete and fence wait for the acknowledgements.
+// `Peer::path` says how a target is reached.
 //
 // The functions return MPI error classes (MPI_SUCCESS, MPI_ERR_RMA_SYNC, ...);
 // the MPI layer (src/mpi/win.cpp) checks handles and arguments and raises
@@ -37,12 +41,14 @@ namespace axon::osc {
 enum class Flavor : uint8_t { Create, Allocate, Shared, Dynamic };
 
 struct Control;  // the shared control segment's layout (osc.cpp)
+struct AmState;  // active-message state of a window (am.cpp)
 
 // How this rank reaches one target's memory.
 enum class Path : uint8_t {
   Mapped,  // the memory is mapped here (allocate / allocate_shared)
   Self,    // our own private memory (create / dynamic, target == self)
   Cma,     // another process's private memory: process_vm_readv / writev
+  Am,      // active messages applied by the target (other node, CMA forbidden, AXON_OSC_PATH=am; am.h)
 };
 
 struct Peer {
@@ -52,6 +58,7 @@ struct Peer {
   uint64_t base = 0;                // its address in the target process
   uint64_t size = 0;
   int disp_unit = 1;
+  bool same_node = true;  // its control words are in our control segment
 };
 
 // Synchronization state of this rank (access and exposure epochs).
@@ -82,6 +89,12 @@ struct Window {
   size_t map_len = 0;
   Control* ctl = nullptr;
   Epochs ep;
+  // Active-message path (am.h): the window's id in messages (its context
+  // id), the protocol state when some rank uses the path, and whether the
+  // progress agent runs for it.
+  uint32_t id = 0;
+  AmState* am = nullptr;
+  bool am_async = false;
 };
 
 // ---- creation and destruction (collective over ctx) ------------------------
@@ -131,6 +144,10 @@ int lock_all(Window* w, int assert_bits);
 int unlock_all(Window* w);
 int flush(Window* w, int target);  // target -1: all
 void sync(Window* w);              // Win_sync: a full memory barrier
+
+// MPI_Finalize: stops the progress agent of windows never freed (before
+// the transports close).
+void finalize();
 
 // Whether an operation to `target` is inside an access epoch (MPI_ERR_RMA_SYNC if not).
 int check_access(const Window* w, int target);
