@@ -7,8 +7,9 @@
 // MPI_I*), or keeps it for repeated starts (persistent, *_init). Small
 // blocking barrier / bcast / reduce / allreduce take the direct versions at
 // the end of this header. docs/collectives.md explains the algorithms and
-// the selection. (Node-level shared-memory collectives are a later step;
-// their state will live in CommState.)
+// the selection. Blocking barrier / bcast / reduce / allreduce may instead
+// run node-level (src/coll/shm.h: a shared-memory segment per communicator
+// and node, hierarchical across nodes); that state lives in CommState.
 #pragma once
 
 #include <memory>
@@ -52,9 +53,9 @@ struct Args {
   int root = 0;
 };
 
-// Per-communicator collective state (src/coll/internal.h): the contexts and
-// the operation sequence that gives each call its tag; the place for node
-// topology and a shared-memory segment later. Created by the MPI layer on
+// Per-communicator collective state (src/coll/internal.h): the contexts, the
+// operation sequence that gives each call its tag, the node topology and
+// the node segment. Created by the MPI layer on
 // first use, destroyed with the communicator.
 struct CommState;
 class Schedule;

@@ -2,6 +2,7 @@
 // builder), which runs to completion (blocking), from pml progress
 // (nonblocking) or at every MPI_Start (persistent).
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
 #include "base/log.h"
@@ -29,7 +30,8 @@ void retain_types(Schedule& s, const Args& a) {
   for (const Datatype* t : a.recvtypes) s.retain(t);
 }
 
-int build(CommState* st, const Args& a, std::unique_ptr<Schedule>* out) {
+// `chosen`: the intracommunicator algorithm when the caller selected it already.
+int build(CommState* st, const Args& a, std::unique_ptr<Schedule>* out, const Algorithm* chosen = nullptr) {
   // Intercommunicator schedules run within the local group by default and
   // name the remote context for traffic between the groups.
   auto s = std::make_unique<Schedule>(st->inter() ? st->local : st->coll, a.op);
@@ -43,9 +45,14 @@ int build(CommState* st, const Args& a, std::unique_ptr<Schedule>* out) {
     if (explain() && st->local->rank == 0)
       std::fprintf(stderr, "axon coll: %s (intercommunicator): leaders + local trees\n", kind_name(a.kind));
   } else {
-    const Algorithm* alg = nullptr;
+    const Algorithm* alg = chosen;
+    if (!alg) {
+      Choice c;
+      if (int rc = select_algorithm(a, st, false, &c); rc != MPI_SUCCESS) return rc;
+      explain_choice(a, st, c);
+      alg = c.alg;
+    }
     int rank = st->coll->rank, size = st->coll->size();
-    if (int rc = select_algorithm(a, rank, size, false, &alg); rc != MPI_SUCCESS) return rc;
     Build b{*s, a, rank, size, knomial_radix()};
     alg->build(b);
   }
@@ -114,9 +121,32 @@ bool direct(CommState* st, const Args& a, int* rc) {
 }  // namespace
 
 int run(CommState* state, const Args& args) {
-  if (int rc; direct(state, args, &rc)) return rc;
+  const Algorithm* alg = nullptr;
+  if (!state->inter()) {
+    // Blocking barrier / bcast / reduce / allreduce may run node-level
+    // (src/coll/shm.cpp); that needs the communicator's nodes.
+    switch (args.kind) {
+      case Kind::barrier:
+      case Kind::bcast:
+      case Kind::reduce:
+      case Kind::allreduce:
+        if (int rc = node_topology(state); rc != MPI_SUCCESS) return rc;
+        break;
+      default:
+        break;
+    }
+    Choice c;
+    if (int rc = select_algorithm(args, state, true, &c); rc != MPI_SUCCESS) return rc;
+    alg = c.alg;
+    if (alg->node) {
+      explain_choice(args, state, c);
+      return std::strcmp(alg->name, "shm") == 0 ? shm_run(state, args) : hier_run(state, args);
+    }
+    if (int rc; direct(state, args, &rc)) return rc;
+    explain_choice(args, state, c);
+  }
   std::unique_ptr<Schedule> s;
-  if (int rc = build(state, args, &s); rc != MPI_SUCCESS) return rc;
+  if (int rc = build(state, args, &s, alg); rc != MPI_SUCCESS) return rc;
   int tag;
   {
     pml::Guard guard;

@@ -8,6 +8,7 @@
 //   allreduce: each group reduces to its leader, leaders swap, local bcast
 //   allgather: each group gathers to its leader, leaders swap, local bcast
 //   reduce_scatter_block: reduce to the leader, leaders swap, local scatter
+//   reduce_scatter: the same with a local scatterv
 //   allgatherv, alltoall(v/w), gather(v), scatter(v): direct, one round
 #include "coll/internal.h"
 
@@ -153,6 +154,40 @@ bool build_inter(Schedule& s, const Args& a, CommState* st) {
       sc.sendtype = a.recvtype;
       Build sb{s, sc, lrank, lsize, 2};
       scatter_linear(sb);
+      return true;
+    }
+    case Kind::reduce_scatter: {
+      // As reduce_scatter_block with a scatterv at the end: every vector has
+      // T = sum of this group's recvcounts items, and T must be the same in
+      // both groups (MPICH's reading of MPI-4.1 6.11.1: each group reduces
+      // vectors of that length, and the other group's result is scattered
+      // over this one by recvcounts).
+      MPI_Count total = 0;
+      std::vector<MPI_Aint> displs(static_cast<size_t>(lsize));
+      for (int i = 0; i < lsize; ++i) {
+        displs[static_cast<size_t>(i)] = static_cast<MPI_Aint>(total);
+        total += a.recvcounts[static_cast<size_t>(i)];
+      }
+      if (total == 0) return true;
+      Args r = a;
+      r.recvcount = total;
+      void* mine = local_reduce(s, r, lrank, lsize);
+      void* theirs = lrank == 0 ? s.temp_items(total, a.recvtype) : nullptr;
+      if (lrank == 0) {
+        s.send(mine, total, a.recvtype, 0, remote);
+        s.recv(theirs, total, a.recvtype, 0, remote);
+        s.round();
+      }
+      Args sc = a;
+      sc.kind = Kind::scatterv;
+      sc.root = 0;
+      sc.in_place = false;
+      sc.sendbuf = theirs;
+      sc.sendcounts = a.recvcounts;
+      sc.sdispls = displs;
+      sc.sendtype = a.recvtype;
+      Build sb{s, sc, lrank, lsize, 2};
+      scatterv_linear(sb);
       return true;
     }
     case Kind::alltoall:

@@ -2,11 +2,13 @@
 // builders see it, the per-communicator state, the algorithm tables.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "coll/coll.h"
 #include "coll/schedule.h"
+#include "coll/shm.h"
 #include "coll/util.h"
 
 namespace axon::coll {
@@ -15,6 +17,9 @@ struct CommState {
   pml::Context* coll = nullptr;   // collective traffic (remote ranks on an intercommunicator)
   pml::Context* local = nullptr;  // intercommunicator: the local group; else null
   uint32_t seq = 0;               // collectives started so far: each gets its own tag
+  // Node topology and the node segment (src/coll/shm.h), from the first
+  // blocking barrier / bcast / reduce / allreduce on.
+  std::unique_ptr<NodeState> node;
   bool inter() const { return local != nullptr; }
   // The tag of the next collective: every rank starts collectives in the
   // same order, so the n-th one gets the same tag everywhere. Positive and
@@ -38,6 +43,9 @@ struct Algorithm {
   Builder build;
   bool commutative_only;  // order of operands not kept: needs a commutative op
   const char* what;       // one line for the explain output
+  // Node-level algorithm (src/coll/shm.cpp): no builder, blocking calls only
+  // (a nonblocking or persistent call falls back to the first entry).
+  bool node = false;
 };
 
 // The algorithms of one collective, default order; the first entry of each

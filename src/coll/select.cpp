@@ -11,6 +11,7 @@
 
 #include "base/log.h"
 #include "base/param.h"
+#include "rte/rte.h"
 
 namespace axon::coll {
 
@@ -19,9 +20,9 @@ namespace {
 // Each forces the algorithm of one collective (all its forms); read at
 // every call, so a test can switch with setenv().
 StringParam p_barrier{"AXON_COLL_BARRIER_ALGORITHM", "auto",
-                "MPI_Barrier and its I / _init forms: auto or one of dissemination."};
+                "MPI_Barrier and its I / _init forms: auto or one of dissemination, shm, hierarchical (shm / hierarchical: blocking calls only)."};
 StringParam p_bcast{"AXON_COLL_BCAST_ALGORITHM", "auto",
-                "MPI_Bcast and its I / _init forms: auto or one of binomial, knomial, scatter_allgather, pipeline."};
+                "MPI_Bcast and its I / _init forms: auto or one of binomial, knomial, scatter_allgather, pipeline, shm, hierarchical (shm / hierarchical: blocking calls only)."};
 StringParam p_gather{"AXON_COLL_GATHER_ALGORITHM", "auto",
                 "MPI_Gather and its I / _init forms: auto or one of binomial, linear."};
 StringParam p_gatherv{"AXON_COLL_GATHERV_ALGORITHM", "auto",
@@ -41,9 +42,9 @@ StringParam p_alltoallv{"AXON_COLL_ALLTOALLV_ALGORITHM", "auto",
 StringParam p_alltoallw{"AXON_COLL_ALLTOALLW_ALGORITHM", "auto",
                 "MPI_Alltoallw and its I / _init forms: auto or one of pairwise, linear."};
 StringParam p_reduce{"AXON_COLL_REDUCE_ALGORITHM", "auto",
-                "MPI_Reduce and its I / _init forms: auto or one of binomial, knomial."};
+                "MPI_Reduce and its I / _init forms: auto or one of binomial, knomial, shm, hierarchical (shm / hierarchical: blocking calls only)."};
 StringParam p_allreduce{"AXON_COLL_ALLREDUCE_ALGORITHM", "auto",
-                "MPI_Allreduce and its I / _init forms: auto or one of recursive_doubling, reduce_bcast, ring, rabenseifner."};
+                "MPI_Allreduce and its I / _init forms: auto or one of recursive_doubling, reduce_bcast, ring, rabenseifner, shm, hierarchical (shm / hierarchical: blocking calls only)."};
 StringParam p_reduce_scatter{"AXON_COLL_REDUCE_SCATTER_ALGORITHM", "auto",
                 "MPI_Reduce_scatter and its I / _init forms: auto or one of reduce_scatterv, pairwise."};
 StringParam p_reduce_scatter_block{"AXON_COLL_REDUCE_SCATTER_BLOCK_ALGORITHM", "auto",
@@ -56,6 +57,10 @@ StringParam p_exscan{"AXON_COLL_EXSCAN_ALGORITHM", "auto",
 BoolParam explain_param{"AXON_COLL_EXPLAIN", false,
                         "Print to stderr which collective algorithm each call uses and why (rank 0 of the "
                         "communicator)."};
+BoolParam node_param{"AXON_COLL_NODE_LEVEL", true,
+                     "Let the default selection use the node-level algorithms (shm on one node, hierarchical "
+                     "across nodes) for blocking barrier, bcast, reduce and allreduce; 0 keeps them for "
+                     "forced choices only."};
 IntParam radix_param{"AXON_COLL_KNOMIAL_RADIX", 4, "Radix of the k-nomial trees (bcast, reduce)."};
 
 const StringParam* const force_params[kKindCount] = {
@@ -72,11 +77,15 @@ const char* const kind_names[kKindCount] = {
 
 // First entry: the fallback that handles every case (operand order kept).
 const std::vector<Algorithm> tables[kKindCount] = {
-    {{"dissemination", barrier_dissemination, false, "ceil(log2 n) rounds of signals"}},
+    {{"dissemination", barrier_dissemination, false, "ceil(log2 n) rounds of signals"},
+     {"shm", nullptr, false, "flags in the node segment", true},
+     {"hierarchical", nullptr, false, "node segment fan-in, leaders' dissemination, fan-out", true}},
     {{"binomial", bcast_binomial, false, "binomial tree"},
      {"knomial", bcast_knomial, false, "k-nomial tree"},
      {"scatter_allgather", bcast_scatter_allgather, false, "binomial scatter + ring allgather"},
-     {"pipeline", bcast_pipeline, false, "segmented chain"}},
+     {"pipeline", bcast_pipeline, false, "segmented chain"},
+     {"shm", nullptr, false, "chunks through the node segment", true},
+     {"hierarchical", nullptr, false, "leaders' binomial tree + node segment", true}},
     {{"binomial", gather_binomial, false, "binomial tree of packed blocks"},
      {"linear", gather_linear, false, "root receives from everyone"}},
     {{"linear", gatherv_linear, false, "root receives from everyone"}},
@@ -96,11 +105,15 @@ const std::vector<Algorithm> tables[kKindCount] = {
     {{"pairwise", alltoallv_pairwise, false, "pairwise exchange, n-1 steps"},
      {"linear", alltoallv_linear, false, "everything posted at once"}},
     {{"binomial", reduce_binomial, false, "binomial tree, operands in rank order"},
-     {"knomial", reduce_knomial, false, "k-nomial tree, operands in rank order"}},
+     {"knomial", reduce_knomial, false, "k-nomial tree, operands in rank order"},
+     {"shm", nullptr, false, "node segment, operands in rank order", true},
+     {"hierarchical", nullptr, false, "node segment + leaders' binomial tree, operands in rank order", true}},
     {{"recursive_doubling", allreduce_recursive_doubling, false, "recursive doubling, operands in rank order"},
      {"reduce_bcast", allreduce_reduce_bcast, false, "binomial reduce to 0 + binomial bcast"},
      {"ring", allreduce_ring, true, "ring reduce-scatter + ring allgather"},
-     {"rabenseifner", allreduce_rabenseifner, false, "recursive halving reduce-scatter + recursive doubling allgather"}},
+     {"rabenseifner", allreduce_rabenseifner, false, "recursive halving reduce-scatter + recursive doubling allgather"},
+     {"shm", nullptr, false, "node segment, operands in rank order", true},
+     {"hierarchical", nullptr, false, "node segment + leaders' reduce and bcast, operands in rank order", true}},
     {{"reduce_scatterv", reduce_scatter_reduce_scatterv, false, "reduce to 0 + scatterv"},
      {"pairwise", reduce_scatter_pairwise, true, "pairwise exchange"}},
     {{"reduce_scatterv", reduce_scatter_reduce_scatterv, false, "reduce to 0 + scatterv"},
@@ -118,6 +131,8 @@ const Algorithm* find(Kind kind, const char* name) {
 }
 
 bool is_pof2(int n) { return (n & (n - 1)) == 0; }
+
+}  // namespace
 
 // The size that drives the choice: bytes each rank contributes / receives.
 size_t message_bytes(const Args& a, int rank) {
@@ -138,6 +153,40 @@ size_t message_bytes(const Args& a, int rank) {
     default:
       return 0;
   }
+}
+
+namespace {
+
+// Node-level defaults for blocking calls (measured, docs/collectives.md
+// "Cost model"); null: the point-to-point choice below.
+// The rules depend only on what every rank of the communicator shares (the
+// node's oversubscription is the same for all its ranks), so all choose alike.
+const char* node_pick(const Args& a, const CommState* st, int n, size_t bytes, const char** why) {
+  if (!node_param.get()) return nullptr;
+  if (shm_eligible(st, a)) {
+    // Oversubscribed, a root that leaves at once and eager messages let
+    // point-to-point ranks run calls ahead; the segment's two data sets
+    // keep ranks within two steps of each other, and every hand-off costs
+    // a context switch.
+    bool over = rte::job().oversubscribed;
+    switch (a.kind) {
+      case Kind::bcast:
+        if (n <= 2 && bytes <= 512) return nullptr;
+        if (over && bytes < 16 * 1024) return nullptr;
+        return *why = "one node: shared-memory segment", "shm";
+      case Kind::reduce:
+        if (over || bytes > 64 * 1024) return nullptr;
+        return *why = "one node: shared-memory segment", "shm";
+      case Kind::allreduce:
+        if (n <= 2 && bytes > 512 && bytes <= 2048) return nullptr;
+        if (over && bytes > 1024 * 1024) return nullptr;
+        return *why = "one node: shared-memory segment", "shm";
+      default:
+        return *why = "one node: shared-memory segment", "shm";
+    }
+  }
+  if (hier_eligible(st, a)) return *why = "several nodes", "hierarchical";
+  return nullptr;
 }
 
 // The default choice (measured on one node; see docs/collectives.md).
@@ -186,14 +235,18 @@ const std::vector<Algorithm>& algorithms(Kind kind) { return tables[static_cast<
 
 int knomial_radix() { return static_cast<int>(radix_param.get()); }
 
-int select_algorithm(const Args& a, int rank, int size, bool inter, const Algorithm** out) {
+int select_algorithm(const Args& a, const CommState* st, bool blocking, Choice* out) {
   const StringParam* p = force_params[static_cast<int>(a.kind)];
+  const Algorithm* const first = &tables[static_cast<int>(a.kind)][0];
   // Read at every call (no caching: tests switch with setenv); getenv is
   // cheap next to a collective, and no string is built unless explaining.
   const char* forced = std::getenv(p->name());
+  int rank = st->inter() ? st->local->rank : st->coll->rank;
+  int size = st->coll->size();
   size_t bytes = message_bytes(a, rank);
-  const char* why = "forced";
+  const char* why = nullptr;
   const Algorithm* alg = nullptr;
+  out->note = nullptr;
   if (forced && *forced && std::strcmp(forced, "auto") != 0) {
     alg = find(a.kind, forced);
     if (!alg) {
@@ -201,19 +254,54 @@ int select_algorithm(const Args& a, int rank, int size, bool inter, const Algori
       return MPI_ERR_ARG;
     }
   } else {
-    alg = find(a.kind, pick(a, size, bytes, &why));
+    const char* name = blocking ? node_pick(a, st, size, bytes, &why) : nullptr;
+    alg = find(a.kind, name ? name : pick(a, size, bytes, &why));
   }
-  const Algorithm* chosen = alg;
-  if (alg->commutative_only && a.op && !a.op->commutative) alg = &tables[static_cast<int>(a.kind)][0];
-  *out = alg;
-  if (explain_param.get() && rank == 0) {
-    std::string reason = std::strcmp(why, "forced") == 0 ? std::string("forced by ") + p->name() : std::string(why);
-    if (alg != chosen)
-      reason += std::string("; ") + chosen->name + " needs a commutative op, using the order-keeping " + alg->name;
-    std::fprintf(stderr, "axon coll: %s%s on %d ranks, %zu bytes: %s (%s): %s\n", kind_name(a.kind),
-                 inter ? " (intercommunicator)" : "", size, bytes, alg->name, alg->what, reason.c_str());
+  out->chosen = alg;
+  out->why = why;
+  if (alg->node) {
+    // Forced node-level algorithm where it cannot run: the other node-level
+    // form if that one can, else the first (pt2pt) algorithm.
+    bool is_shm = std::strcmp(alg->name, "shm") == 0;
+    if (!blocking) {
+      alg = first;
+      out->note = "node-level algorithms run blocking calls only";
+    } else if (is_shm ? !shm_eligible(st, a) : !hier_eligible(st, a)) {
+      const Algorithm* other = find(a.kind, is_shm ? "hierarchical" : "shm");
+      if (is_shm ? hier_eligible(st, a) : shm_eligible(st, a)) {
+        alg = other;
+        out->note = is_shm ? "several nodes" : "one node";
+      } else {
+        alg = first;
+        out->note = "not applicable here (intercommunicator, type larger than a slot, or a non-commutative op on "
+                    "nodes that are not runs of consecutive ranks)";
+      }
+    }
   }
+  if (alg->commutative_only && a.op && !a.op->commutative) {
+    alg = first;
+    out->note = "needs a commutative op";
+  }
+  out->alg = alg;
+  out->bytes = bytes;
   return MPI_SUCCESS;
+}
+
+void explain_choice(const Args& a, const CommState* st, const Choice& c) {
+  if (!explain_param.get()) return;
+  bool inter = st->inter();
+  int rank = inter ? st->local->rank : st->coll->rank;
+  if (rank != 0) return;
+  const StringParam* p = force_params[static_cast<int>(a.kind)];
+  std::string reason = c.why ? std::string(c.why) : std::string("forced by ") + p->name();
+  if (c.alg != c.chosen)
+    reason += std::string("; ") + c.chosen->name + ": " + c.note + ", using " + c.alg->name;
+  std::string nodes;
+  if (!inter && st->node && st->node->topo.known && st->node->topo.nodes > 1)
+    nodes = ", " + std::to_string(st->node->topo.nodes) + " nodes";
+  std::fprintf(stderr, "axon coll: %s%s on %d ranks%s, %zu bytes: %s (%s): %s\n", kind_name(a.kind),
+               inter ? " (intercommunicator)" : "", st->coll->size(), nodes.c_str(), c.bytes, c.alg->name,
+               c.alg->what, reason.c_str());
 }
 
 bool explain() { return explain_param.get(); }

@@ -1,17 +1,32 @@
 // Algorithm selection (src/coll/select.cpp).
 #pragma once
 
+#include <string>
+
 #include "coll/internal.h"
 
 namespace axon::coll {
 
+struct Choice {
+  const Algorithm* alg = nullptr;     // what runs
+  const Algorithm* chosen = nullptr;  // what was asked for (forced or picked)
+  const char* why = nullptr;          // the size rule; null: forced
+  const char* note = nullptr;         // why `alg` differs from `chosen`
+  size_t bytes = 0;
+};
+
 // Picks the algorithm for a call (forced by AXON_COLL_<NAME>_ALGORITHM, read
-// at every call, else by size). MPI_ERR_ARG for an unknown forced name.
-// Prints the choice when AXON_COLL_EXPLAIN=1 (rank 0).
-int select_algorithm(const Args& a, int rank, int size, bool inter, const Algorithm** out);
+// at every call, else by size, communicator size and nodes). `blocking`:
+// node-level algorithms (shm, hierarchical) are possible (their topology
+// must be known: node_topology). MPI_ERR_ARG for an unknown forced name.
+int select_algorithm(const Args& a, const CommState* st, bool blocking, Choice* out);
+// Prints the choice when AXON_COLL_EXPLAIN=1 (rank 0 of the communicator).
+void explain_choice(const Args& a, const CommState* st, const Choice& c);
 int knomial_radix();
 bool explain();
 // Whether AXON_COLL_<NAME>_ALGORITHM names an algorithm (not unset / auto).
 bool forced(Kind kind);
+// Bytes per rank that drive the choice.
+size_t message_bytes(const Args& a, int rank);
 
 }  // namespace axon::coll

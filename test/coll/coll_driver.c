@@ -435,8 +435,8 @@ static void run_all(const char *name)
 static const char *algs_of(const char *name)
 {
     static const char *table[][2] = {
-        {"barrier", "dissemination"},
-        {"bcast", "binomial knomial scatter_allgather pipeline"},
+        {"barrier", "dissemination shm hierarchical"},
+        {"bcast", "binomial knomial scatter_allgather pipeline shm hierarchical"},
         {"gather", "binomial linear"},
         {"gatherv", "linear"},
         {"scatter", "binomial linear"},
@@ -446,8 +446,8 @@ static const char *algs_of(const char *name)
         {"alltoall", "pairwise bruck linear"},
         {"alltoallv", "pairwise linear"},
         {"alltoallw", "pairwise linear"},
-        {"reduce", "binomial knomial"},
-        {"allreduce", "recursive_doubling reduce_bcast ring rabenseifner"},
+        {"reduce", "binomial knomial shm hierarchical"},
+        {"allreduce", "recursive_doubling reduce_bcast ring rabenseifner shm hierarchical"},
         {"reduce_scatter", "reduce_scatterv pairwise"},
         {"reduce_scatter_block", "reduce_scatterv pairwise"},
         {"scan", "linear recursive_doubling"},
@@ -461,10 +461,13 @@ static const char *algs_of(const char *name)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: coll_driver COLLECTIVE\n");
+        fprintf(stderr, "usage: coll_driver COLLECTIVE [NODE_SIZE]\n");
         return 2;
     }
     coll = argv[1];
+    /* NODE_SIZE: pretend nodes of that many consecutive ranks, so that the
+       hierarchical algorithms run their leader phase on one host. */
+    if (argc > 2) setenv("AXON_COLL_NODE_SIZE", argv[2], 1);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -478,6 +481,10 @@ int main(int argc, char **argv)
     MPI_Op_create(matmul_fn, 0, &matmul);
 
     const char *algs = algs_of(coll);
+    /* With a pretend node size only the node-level algorithms are of interest. */
+    if (argc > 2 && algs && strstr(algs, "hierarchical")) algs = "hierarchical";
+    /* "0" (real topology, test/netns): the default choice only. */
+    if (argc > 2 && algs && !strcmp(argv[2], "0")) algs = "";
     CHECK(algs != NULL, "unknown collective %s", coll);
     if (algs) {
         char env[128], list[256], *save = NULL;

@@ -27,6 +27,7 @@ int main(int argc, char **argv)
 #define V(g, r, i) ((g) * 10000 + (r) * 100 + (i))
     enum { N = 300 };
     int buf[N], out[N * 8], in[N * 8];
+    MPI_Request rq0;
 
     CHECK_MPI(MPI_Barrier(inter));
 
@@ -100,6 +101,29 @@ int main(int argc, char **argv)
             for (int r = 0; r < rsize; ++r) e += V(1 - group, r, k * rank + i);
             CHECK(got[i] == e, "reduce_scatter_block item %d = %d want %d", i, got[i], e);
         }
+    }
+    /* reduce_scatter: vectors of T = 12 items in both groups (the sum of
+     * each group's recvcounts, MPICH's reading); local rank i gets counts[i]
+     * items (one of them 0 with 2+ ranks) of the other group's sum */
+    for (int form = 0; form < 2; ++form) {
+        enum { T = 12 };
+        int counts[16], v[T], got[T], at = 0;
+        for (int i = 0; i < lsize; ++i) counts[i] = i < lsize - 1 ? i : T - at, at += counts[i];
+        int first = 0;
+        for (int i = 0; i < rank; ++i) first += counts[i];
+        for (int i = 0; i < T; ++i) v[i] = V(group, rank, i), got[i] = -1;
+        if (form == 0) {
+            CHECK_MPI(MPI_Reduce_scatter(v, got, counts, MPI_INT, MPI_SUM, inter));
+        } else {
+            CHECK_MPI(MPI_Ireduce_scatter(v, got, counts, MPI_INT, MPI_SUM, inter, &rq0));
+            CHECK_MPI(MPI_Wait(&rq0, MPI_STATUS_IGNORE));
+        }
+        for (int i = 0; i < counts[rank]; ++i) {
+            int e = 0;
+            for (int r = 0; r < rsize; ++r) e += V(1 - group, r, first + i);
+            CHECK(got[i] == e, "reduce_scatter form %d item %d = %d want %d", form, i, got[i], e);
+        }
+        CHECK(counts[rank] == T || got[counts[rank]] == -1, "reduce_scatter wrote past its count");
     }
     /* nonblocking form */
     MPI_Request rq;

@@ -1,0 +1,599 @@
+// Node-level collectives through one shared-memory segment per communicator
+// and node, and the hierarchical forms (segment inside a node, point-to-point
+// among the node leaders). docs/collectives.md ("Node level") has the design;
+// in short:
+//
+// * Segment. Every local rank opens the same deterministic name
+//   <job shm prefix>.coll.<context id>.<leader world rank>.<hash of members>
+//   with O_CREAT (never O_EXCL), sizes it (ftruncate to one size is
+//   idempotent), maps it and increments `attached`; whoever brings it to the
+//   node's rank count unlinks the name. Nobody waits for anybody to create
+//   it. It is opened at the first node-level call only; since every rank
+//   makes the same calls with the same selection, either every local rank
+//   attaches (and the last one unlinks) or none does. The member hash keeps
+//   a later communicator that reuses a context id with the same leader but
+//   other members away from a segment whose last rank has not attached yet.
+//   mpirun removes /dev/shm/axon.<nspace>.* if the job dies in between.
+// * Steps. Every node-level operation is a sequence of steps numbered by
+//   NodeState::seq (the same on every local rank). Step s uses data set
+//   s & 1 (two sets: step s+1 can fill one while step s is read from the
+//   other). Three cache-line-separated flags per rank, all monotonic:
+//   arrive (my data of step s is in my slot), red (my piece of step s is
+//   reduced), done (I no longer read anything of step s). Before writing
+//   into set s & 1 a rank waits until every done >= s - 2. No flag is ever
+//   reset.
+// * Data. Each set has one slot of `chunk` bytes per rank plus a result
+//   slot. Reductions copy a chunk of items (their byte span, layout kept)
+//   into the own slot; small chunks are then reduced by every reader in rank
+//   order, large chunks piecewise (rank i reduces piece i of all slots into
+//   the result slot, then everyone copies the result), so the reduction of
+//   chunk k overlaps the copy-in of chunk k+1 by faster ranks. Broadcast
+//   packs chunks of the whole set into it.
+#include "coll/shm.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "base/backoff.h"
+#include "base/log.h"
+#include "base/param.h"
+#include "coll/internal.h"
+#include "rte/rte.h"
+
+namespace axon::coll {
+
+namespace {
+
+SizeParam chunk_param{"AXON_COLL_SHM_CHUNK", 64 * 1024,
+                      "Bytes per rank and step of the node-level shared-memory collectives (slot size of the "
+                      "per-communicator segment; must be the same on every rank)."};
+IntParam node_size_param{"AXON_COLL_NODE_SIZE", 0,
+                         "For tests: pretend that nodes are runs of this many consecutive ranks (only on a "
+                         "communicator whose ranks all share one real node; 0 = real topology)."};
+
+// A reduction step where every reader would combine at most this many bytes
+// ((ranks - 1) x the step's span) is done by every reader itself (one
+// synchronisation); larger ones piecewise (two). Measured: docs/collectives.md.
+constexpr size_t kSmallReduce = 16384;
+// Point-to-point tag of the leader phase on the communicator's collective
+// context (basic.cpp uses 1..5; user schedules 16 and up).
+constexpr int kTagHier = 6;
+
+// One cache line: a step number and, for arrival flags, up to kInline bytes
+// of data (small calls move flag and data in one line transfer).
+constexpr size_t kInline = 48;
+struct alignas(64) Flag {
+  std::atomic<uint64_t> v;
+  uint64_t pad;
+  uint8_t data[kInline];
+};
+struct alignas(64) Header {
+  std::atomic<uint32_t> attached;
+};
+
+size_t chunk_bytes() {
+  int64_t c = chunk_param.get();
+  return c < 4096 ? 4096 : static_cast<size_t>(c);
+}
+
+size_t segment_bytes(int n, size_t chunk) {
+  return sizeof(Header) + 4 * static_cast<size_t>(n) * sizeof(Flag) + 2 * (static_cast<size_t>(n) + 1) * chunk;
+}
+
+// Waits for `pred` with the library's policy (spin, then yield the core),
+// driving pml progress now and then: nonblocking collectives and messages of
+// other ranks keep moving while this rank waits here.
+template <class Pred> void node_wait(Pred pred) {
+  if (pred()) return;
+  Backoff backoff(pml::spin_rounds());
+  for (unsigned i = 1;; ++i) {
+    if (pred()) return;
+    if ((i & 7) == 0 && pml::progress() > 0) {
+      backoff.reset();
+      continue;
+    }
+    backoff.idle();
+  }
+}
+
+bool all_at_least(const Flag* f, int n, uint64_t s) {
+  for (int i = 0; i < n; ++i)
+    if (f[i].v.load(std::memory_order_acquire) < s) return false;
+  return true;
+}
+void wait_all(const Flag* f, int n, uint64_t s) {
+  node_wait([&] { return all_at_least(f, n, s); });
+}
+void wait_one(const Flag* f, uint64_t s) {
+  node_wait([&] { return f->v.load(std::memory_order_acquire) >= s; });
+}
+void post(Flag* f, uint64_t s) { f->v.store(s, std::memory_order_release); }
+
+// Views into the mapped segment.
+struct Seg {
+  NodeState& ns;
+  int n, me;
+  size_t chunk;
+  // Arrival flags per data set: arrive(s)[i] >= s once rank i's data of
+  // step s is in place.
+  Flag* arrive(uint64_t s) const {
+    return reinterpret_cast<Flag*>(static_cast<uint8_t*>(ns.base) + sizeof(Header)) + (s & 1) * n;
+  }
+  Flag* red() const { return arrive(0) + 2 * n; }
+  Flag* done() const { return arrive(0) + 3 * n; }
+  uint8_t* set(uint64_t s) const {
+    return static_cast<uint8_t*>(ns.base) + sizeof(Header) + 4 * n * sizeof(Flag) +
+           (s & 1) * (static_cast<size_t>(n) + 1) * chunk;
+  }
+  uint8_t* slot(uint64_t s, int i) const { return set(s) + static_cast<size_t>(i) * chunk; }
+  uint8_t* result(uint64_t s) const { return slot(s, n); }
+  // Before writing into the data set of step s: every rank is done with
+  // step s - 2. NodeState::safe remembers what is known already (a wait for
+  // every rank's arrival at step t proves all are done with t - 1), so the
+  // done flags are read only when that is not enough.
+  void claim(uint64_t s) const {
+    if (s < 2 || ns.safe >= s - 2) return;
+    node_wait([&] { return all_at_least(done(), n, s - 2); });
+    ns.safe = s - 2;
+  }
+  void arrived_all(uint64_t s) const {
+    if (s - 1 > ns.safe) ns.safe = s - 1;
+  }
+};
+
+uint64_t fnv1a(const std::vector<int>& v) {
+  uint64_t h = 1469598103934665603ull;
+  for (int x : v)
+    for (int b = 0; b < 4; ++b) h = (h ^ ((static_cast<uint32_t>(x) >> (8 * b)) & 0xff)) * 1099511628211ull;
+  return h;
+}
+
+// Opens (creating if needed) and maps the node's segment; see the top of the file.
+int attach(CommState* st) {
+  NodeState& ns = *st->node;
+  if (ns.base) return MPI_SUCCESS;
+  const Topology& t = ns.topo;
+  int n = static_cast<int>(t.members.size());
+  size_t bytes = segment_bytes(n, chunk_bytes());
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(fnv1a(st->coll->world_of)));
+  std::string name = rte::job().shm_prefix + ".coll." + std::to_string(st->coll->id) + "." +
+                     std::to_string(st->coll->world_of[t.members[0]]) + "." + hash;
+  int fd = shm_open(name.c_str(), O_CREAT | O_RDWR, 0600);
+  if (fd < 0 || ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    log::error("coll: cannot create the node segment /dev/shm%s (%zu bytes): %s", name.c_str(), bytes,
+               std::strerror(errno));
+    if (fd >= 0) close(fd);
+    return MPI_ERR_NO_MEM;
+  }
+  void* map = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED) {
+    log::error("coll: cannot map the node segment /dev/shm%s: %s", name.c_str(), std::strerror(errno));
+    return MPI_ERR_NO_MEM;
+  }
+  ns.base = map;
+  ns.bytes = bytes;
+  auto* h = static_cast<Header*>(map);
+  if (h->attached.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<uint32_t>(n)) shm_unlink(name.c_str());
+  return MPI_SUCCESS;
+}
+
+// Items per reduction step: as many as fit a slot with their byte span.
+MPI_Count items_per_step(const Datatype* type, size_t chunk) {
+  return static_cast<MPI_Count>((chunk - static_cast<size_t>(type->true_extent)) / static_cast<size_t>(type->extent)) + 1;
+}
+
+bool reduction_type_ok(const Datatype* type) {
+  return type->extent > 0 && type->true_extent > 0 && static_cast<size_t>(type->true_extent) <= chunk_bytes();
+}
+
+// Copies `count` items from the image `src` (a buffer pointer: item 0's
+// layout) to a user buffer, writing only the bytes the type covers.
+void copy_out(const Datatype* type, const void* src, void* dst, MPI_Count count) {
+  if (count <= 0) return;
+  if (type->contiguous) std::memcpy(dst, src, payload_bytes(count, type));
+  else copy_items_between(*type, src, dst, static_cast<size_t>(count));
+}
+
+// ---- node-level primitives over topo.members -------------------------------------
+
+void node_barrier(Seg& g) {
+  uint64_t s = ++g.ns.seq;
+  post(&g.arrive(s)[g.me], s);
+  wait_all(g.arrive(s), g.n, s);
+  g.arrived_all(s);
+  post(&g.done()[g.me], s);
+}
+
+// Broadcast of `count` items of `type` from member `root`, in packed chunks.
+void node_bcast(Seg& g, void* buf, MPI_Count count, const Datatype* type, int root) {
+  size_t total = payload_bytes(count, type);
+  size_t step_bytes = (static_cast<size_t>(g.n) + 1) * g.chunk;
+  Convertor cv;
+  bool contiguous = type->contiguous;
+  if (!contiguous) cv = Convertor(*type, buf, static_cast<size_t>(count));
+  for (size_t off = 0; off < total; off += step_bytes) {
+    size_t len = std::min(step_bytes, total - off);
+    uint64_t s = ++g.ns.seq;
+    Flag* f = &g.arrive(s)[root];
+    uint8_t* data = len <= kInline ? f->data : g.set(s);
+    if (g.me == root) {
+      g.claim(s);
+      if (contiguous) std::memcpy(data, static_cast<uint8_t*>(buf) + off, len);
+      else convertor_pack(cv, data, len);
+      post(f, s);
+    } else {
+      wait_one(f, s);
+      if (contiguous) std::memcpy(static_cast<uint8_t*>(buf) + off, data, len);
+      else convertor_unpack(cv, data, len);
+    }
+    post(&g.done()[g.me], s);
+  }
+}
+
+// Reduction of `count` items: `in` is my operand (a buffer pointer), `out`
+// receives the result on member `root` (every member when root < 0). The
+// result is x_0 op x_1 op ... op x_{n-1} in member order.
+int node_reduce(Seg& g, const void* in, void* out, MPI_Count count, const Datatype* type, const Op* op,
+                int root) {
+  MPI_Count per = items_per_step(type, g.chunk);
+  const MPI_Aint ext = type->extent, tlb = type->true_lb;
+  bool reader = root < 0 || g.me == root;
+  for (MPI_Count c0 = 0; c0 < count; c0 += per) {
+    MPI_Count cnt = std::min(per, count - c0);
+    size_t span = items_span(cnt, type);
+    uint64_t s = ++g.ns.seq;
+    g.claim(s);
+    // Tiny spans travel inside the arrival flag's cache line.
+    bool inl = span <= kInline;
+    auto operand = [&](int i) { return inl ? g.arrive(s)[i].data : g.slot(s, i); };
+    std::memcpy(operand(g.me), static_cast<const uint8_t*>(in) + c0 * ext + tlb, span);
+    post(&g.arrive(s)[g.me], s);
+    // Buffer pointer (item 0) of the image in slot i / the result slot.
+    auto image = [&](uint8_t* p) { return p - tlb; };
+    // (Only readers have a receive buffer: a non-root's may be null.)
+    void* dst = reader ? static_cast<uint8_t*>(out) + c0 * ext : nullptr;
+    if (span * static_cast<size_t>(g.n - 1) <= kSmallReduce) {
+      if (reader) {
+        wait_all(g.arrive(s), g.n, s);
+        g.arrived_all(s);
+        // acc = x_{n-1}; acc = x_i op acc for i = n-2 .. 0. A contiguous
+        // type accumulates in the user's buffer itself (my operand is in
+        // the segment already, so in place is fine); otherwise in the result
+        // slot (one reader) or own scratch (every rank reads).
+        uint8_t* acc;
+        std::vector<uint8_t> own;
+        if (type->contiguous) acc = static_cast<uint8_t*>(dst);
+        else if (root >= 0) acc = g.result(s);
+        else {
+          // Whole extents: a user op may read an item's padding too.
+          own.resize(static_cast<size_t>(cnt * ext) + static_cast<size_t>(type->true_extent));
+          acc = own.data();
+        }
+        std::memcpy(acc, operand(g.n - 1), span);
+        for (int i = g.n - 2; i >= 0; --i)
+          if (int rc = op_apply(*op, image(operand(i)), image(acc), static_cast<size_t>(cnt), *type);
+              rc != MPI_SUCCESS)
+            return rc;
+        if (!type->contiguous) copy_out(type, image(acc), dst, cnt);
+      }
+    } else {
+      wait_all(g.arrive(s), g.n, s);
+      g.arrived_all(s);
+      Blocks pieces(cnt, g.n);
+      MPI_Count p0 = pieces.offset[g.me], pc = pieces.size[g.me];
+      if (pc > 0) {
+        size_t off = static_cast<size_t>(p0 * ext);
+        size_t pspan = items_span(pc, type);
+        std::memcpy(g.result(s) + off, g.slot(s, g.n - 1) + off, pspan);
+        for (int i = g.n - 2; i >= 0; --i)
+          if (int rc = op_apply(*op, image(g.slot(s, i)) + off, image(g.result(s)) + off, static_cast<size_t>(pc),
+                                *type);
+              rc != MPI_SUCCESS)
+            return rc;
+      }
+      post(&g.red()[g.me], s);
+      if (reader) {
+        wait_all(g.red(), g.n, s);
+        copy_out(type, image(g.result(s)), dst, cnt);
+      }
+    }
+    post(&g.done()[g.me], s);
+  }
+  return MPI_SUCCESS;
+}
+
+// Member index of comm rank `r` on my node.
+int member_index(const Topology& t, int r) {
+  for (size_t i = 0; i < t.members.size(); ++i)
+    if (t.members[i] == r) return static_cast<int>(i);
+  return -1;
+}
+
+// A scratch buffer for `count` items of `type` laid out with its extent.
+struct Scratch {
+  std::vector<uint8_t> mem;
+  uint8_t* base = nullptr;  // buffer pointer (item 0)
+  // Whole extents (a user op may read an item's padding), never empty.
+  Scratch(MPI_Count count, const Datatype* type)
+      : mem(static_cast<size_t>(count * type->extent) + static_cast<size_t>(type->true_extent) + 1) {
+    base = mem.data() - type->true_lb;
+  }
+  uint8_t* data() { return mem.data(); }  // the span itself
+};
+
+// ---- leader phase (point-to-point on the collective context) -----------------------
+
+int send_bytes(const void* buf, size_t bytes, int peer, pml::Context* ctx) {
+  return pml::send(buf, static_cast<MPI_Count>(bytes), byte_type(), peer, kTagHier, ctx, pml::SendMode::Standard);
+}
+int recv_bytes(void* buf, size_t bytes, int peer, pml::Context* ctx) {
+  pml::Request r;
+  return pml::recv(buf, static_cast<MPI_Count>(bytes), byte_type(), peer, kTagHier, ctx, &r);
+}
+
+// Binomial broadcast among the leaders from leader index `root`.
+int leaders_bcast(const Topology& t, void* buf, MPI_Count count, const Datatype* type, int root, pml::Context* ctx) {
+  int size = t.nodes, rel = (t.my_node - root + size) % size;
+  int mask = 1;
+  while (mask < size) {
+    if (rel & mask) {
+      pml::Request r;
+      int rc = pml::recv(buf, count, type, t.leaders[(rel - mask + root) % size], kTagHier, ctx, &r);
+      if (rc != MPI_SUCCESS) return rc;
+      break;
+    }
+    mask <<= 1;
+  }
+  for (mask >>= 1; mask > 0; mask >>= 1)
+    if (rel + mask < size) {
+      int rc = pml::send(buf, count, type, t.leaders[(rel + mask + root) % size], kTagHier, ctx,
+                         pml::SendMode::Standard);
+      if (rc != MPI_SUCCESS) return rc;
+    }
+  return MPI_SUCCESS;
+}
+
+// Binomial reduction among the leaders towards leader 0; `acc` (a span of
+// `count` items) holds this node's result and, on leader 0, the total.
+// Leader i combines leaders i+1.. on the right: node order = rank order
+// when nodes are runs of consecutive ranks.
+int leaders_reduce(const Topology& t, Scratch& acc, MPI_Count count, const Datatype* type, const Op* op,
+                   pml::Context* ctx) {
+  size_t span = items_span(count, type);
+  Scratch tmp(count, type);
+  int i = t.my_node;
+  for (int mask = 1; mask < t.nodes; mask <<= 1) {
+    if (i & mask) return send_bytes(acc.data(), span, t.leaders[i - mask], ctx);
+    if (i + mask < t.nodes) {
+      if (int rc = recv_bytes(tmp.data(), span, t.leaders[i + mask], ctx); rc != MPI_SUCCESS) return rc;
+      if (int rc = op_apply(*op, acc.base, tmp.base, static_cast<size_t>(count), *type); rc != MPI_SUCCESS)
+        return rc;
+      std::memcpy(acc.data(), tmp.data(), span);
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+int leaders_barrier(const Topology& t, pml::Context* ctx) {
+  char token = 0, sink = 0;
+  for (int d = 1; d < t.nodes; d <<= 1) {
+    pml::Request* s = nullptr;
+    int rc = pml::isend(&token, 0, byte_type(), t.leaders[(t.my_node + d) % t.nodes], kTagHier, ctx,
+                        pml::SendMode::Standard, &s);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = recv_bytes(&sink, 0, t.leaders[(t.my_node - d + t.nodes) % t.nodes], ctx);
+    pml::wait(s);
+    pml::Guard guard;
+    pml::request_release(s);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+bool node_kind(Kind k) {
+  return k == Kind::barrier || k == Kind::bcast || k == Kind::reduce || k == Kind::allreduce;
+}
+
+bool common_ok(const CommState* st, const Args& a) {
+  if (st->inter() || !node_kind(a.kind) || !st->node || !st->node->topo.known) return false;
+  if ((a.kind == Kind::reduce || a.kind == Kind::allreduce) && a.recvcount > 0 && !reduction_type_ok(a.recvtype))
+    return false;
+  return true;
+}
+
+}  // namespace
+
+NodeState::~NodeState() {
+  if (base) munmap(base, bytes);
+}
+
+int node_topology(CommState* st) {
+  if (!st->node) st->node = std::make_unique<NodeState>();
+  Topology& t = st->node->topo;
+  if (t.known) return MPI_SUCCESS;
+  const pml::Context* ctx = st->coll;
+  int size = ctx->size(), rank = ctx->rank;
+  bool all_local = true;
+  for (int w : ctx->world_of) all_local = all_local && rte::is_local(w);
+  std::vector<int> leader_of(size);
+  if (all_local) {
+    // One real node (every rank sees that, so all decide alike); tests may
+    // cut it into pretend nodes of consecutive ranks.
+    int64_t pretend = node_size_param.get();
+    for (int i = 0; i < size; ++i) leader_of[i] = pretend > 0 ? static_cast<int>(i / pretend * pretend) : 0;
+  } else {
+    int mine = rank;
+    for (int i = 0; i < size; ++i)
+      if (rte::is_local(ctx->world_of[i])) {
+        mine = i;
+        break;
+      }
+    int rc = allgather_bytes(&mine, sizeof mine, leader_of.data(), const_cast<pml::Context*>(ctx));
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  // Nodes in the order of their lowest rank (= the leader).
+  t.node_of.assign(size, -1);
+  t.leaders.clear();
+  for (int i = 0; i < size; ++i) {
+    if (leader_of[i] == i) t.leaders.push_back(i);
+  }
+  t.nodes = static_cast<int>(t.leaders.size());
+  std::vector<int> count(t.nodes, 0);
+  for (int i = 0; i < size; ++i) {
+    for (int k = 0; k < t.nodes; ++k)
+      if (t.leaders[k] == leader_of[i]) t.node_of[i] = k;
+    ++count[t.node_of[i]];
+  }
+  t.my_node = t.node_of[rank];
+  t.members.clear();
+  for (int i = 0; i < size; ++i)
+    if (t.node_of[i] == t.my_node) t.members.push_back(i);
+  t.me = member_index(t, rank);
+  t.blocks = true;
+  for (int i = 1; i < size; ++i) t.blocks = t.blocks && t.node_of[i] >= t.node_of[i - 1];
+  t.max_ppn = 0;
+  for (int c : count) t.max_ppn = std::max(t.max_ppn, c);
+  t.known = true;
+  return MPI_SUCCESS;
+}
+
+bool shm_eligible(const CommState* st, const Args& a) {
+  return common_ok(st, a) && st->node->topo.nodes == 1;
+}
+
+bool hier_eligible(const CommState* st, const Args& a) {
+  if (!common_ok(st, a) || st->node->topo.nodes < 2) return false;
+  if ((a.kind == Kind::reduce || a.kind == Kind::allreduce) && !a.op->commutative && !st->node->topo.blocks)
+    return false;
+  return true;
+}
+
+namespace {
+
+// The node-level part of a call on my node's members (`root`: member index,
+// -1 = everyone gets the result). n == 1 needs no segment.
+int node_part(CommState* st, const Args& a, const void* in, void* out, int root) {
+  NodeState& ns = *st->node;
+  int n = static_cast<int>(ns.topo.members.size());
+  if (n == 1) {
+    if ((a.kind == Kind::reduce || a.kind == Kind::allreduce) && in != out && (root < 0 || root == 0))
+      copy_out(a.recvtype, in, out, a.recvcount);
+    return MPI_SUCCESS;
+  }
+  if (int rc = attach(st); rc != MPI_SUCCESS) return rc;
+  Seg g{ns, n, ns.topo.me, chunk_bytes()};
+  switch (a.kind) {
+    case Kind::barrier:
+      node_barrier(g);
+      return MPI_SUCCESS;
+    case Kind::bcast:
+      node_bcast(g, out, a.recvcount, a.recvtype, root);
+      return MPI_SUCCESS;
+    default:
+      return node_reduce(g, in, out, a.recvcount, a.recvtype, a.op, root);
+  }
+}
+
+}  // namespace
+
+int shm_run(CommState* st, const Args& a) {
+  const Topology& t = st->node->topo;
+  switch (a.kind) {
+    case Kind::barrier:
+      return node_part(st, a, nullptr, nullptr, -1);
+    case Kind::bcast:
+      if (a.recvcount == 0) return MPI_SUCCESS;
+      return node_part(st, a, nullptr, a.recvbuf, member_index(t, a.root));
+    case Kind::reduce: {
+      if (a.recvcount == 0) return MPI_SUCCESS;
+      const void* in = a.in_place ? a.recvbuf : a.sendbuf;
+      return node_part(st, a, in, a.recvbuf, member_index(t, a.root));
+    }
+    default: {
+      if (a.recvcount == 0) return MPI_SUCCESS;
+      const void* in = a.in_place ? a.recvbuf : a.sendbuf;
+      return node_part(st, a, in, a.recvbuf, -1);
+    }
+  }
+}
+
+int hier_run(CommState* st, const Args& a) {
+  const Topology& t = st->node->topo;
+  pml::Context* ctx = st->coll;
+  bool leader = t.me == 0;
+  int rc = MPI_SUCCESS;
+  switch (a.kind) {
+    case Kind::barrier: {
+      // Fan-in on the node, leaders' dissemination barrier, fan-out.
+      int n = static_cast<int>(t.members.size());
+      if (n == 1) return leaders_barrier(t, ctx);
+      if ((rc = attach(st)) != MPI_SUCCESS) return rc;
+      Seg g{*st->node, n, t.me, chunk_bytes()};
+      uint64_t s = ++g.ns.seq;
+      post(&g.arrive(s)[g.me], s);
+      if (leader) {
+        wait_all(g.arrive(s), n, s);
+        rc = leaders_barrier(t, ctx);
+        post(&g.red()[0], s);
+      } else {
+        wait_one(&g.red()[0], s);
+      }
+      post(&g.done()[g.me], s);
+      return rc;
+    }
+    case Kind::bcast: {
+      if (a.recvcount == 0) return MPI_SUCCESS;
+      int rn = t.node_of[a.root];
+      if (t.my_node == rn) {
+        if ((rc = node_part(st, a, nullptr, a.recvbuf, member_index(t, a.root))) != MPI_SUCCESS) return rc;
+        if (leader) rc = leaders_bcast(t, a.recvbuf, a.recvcount, a.recvtype, rn, ctx);
+        return rc;
+      }
+      if (leader && (rc = leaders_bcast(t, a.recvbuf, a.recvcount, a.recvtype, rn, ctx)) != MPI_SUCCESS) return rc;
+      return node_part(st, a, nullptr, a.recvbuf, 0);
+    }
+    default: {
+      if (a.recvcount == 0) return MPI_SUCCESS;
+      const Datatype* type = a.recvtype;
+      MPI_Count count = a.recvcount;
+      size_t span = items_span(count, type);
+      const void* in = a.in_place ? a.recvbuf : a.sendbuf;
+      Scratch acc(count, type);
+      // 1. Node result at the leader.
+      if ((rc = node_part(st, a, in, acc.base, 0)) != MPI_SUCCESS) return rc;
+      // 2. Leaders reduce to leader 0 (node order).
+      if (leader && (rc = leaders_reduce(t, acc, count, type, a.op, ctx)) != MPI_SUCCESS) return rc;
+      if (a.kind == Kind::reduce) {
+        int r0 = t.leaders[0];
+        if (ctx->rank == r0 && a.root == r0) copy_out(type, acc.base, a.recvbuf, count);
+        else if (ctx->rank == r0) rc = send_bytes(acc.data(), span, a.root, ctx);
+        else if (ctx->rank == a.root) {
+          if ((rc = recv_bytes(acc.data(), span, r0, ctx)) == MPI_SUCCESS) copy_out(type, acc.base, a.recvbuf, count);
+        }
+        return rc;
+      }
+      // 3. Allreduce: leaders broadcast the total, each node from its leader.
+      if (leader && (rc = leaders_bcast(t, acc.data(), static_cast<MPI_Count>(span), byte_type(), 0, ctx)) !=
+                        MPI_SUCCESS)
+        return rc;
+      Args b = a;
+      b.kind = Kind::bcast;
+      b.recvcount = static_cast<MPI_Count>(span);
+      b.recvtype = byte_type();
+      if ((rc = node_part(st, b, nullptr, acc.data(), 0)) != MPI_SUCCESS) return rc;
+      copy_out(type, acc.base, a.recvbuf, count);
+      return MPI_SUCCESS;
+    }
+  }
+}
+
+}  // namespace axon::coll

@@ -1,0 +1,66 @@
+// Node-level collectives through a shared-memory segment per communicator
+// and node, and the hierarchical (node-aware) forms built on them: the
+// intra-node part goes through the segment, the inter-node part runs among
+// the node leaders with point-to-point messages.
+//
+// Only blocking barrier / bcast / reduce / allreduce on intracommunicators
+// take these paths; nonblocking and persistent calls stay on pt2pt
+// schedules. Every wait here drives pml progress, so a blocking node-level
+// collective never starves a nonblocking one started before it on any rank
+// (MPI orders collectives by call order, and both kinds may be mixed on one
+// communicator). docs/collectives.md ("Node level") describes the segment.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "coll/coll.h"
+
+namespace axon::coll {
+
+struct CommState;
+
+// The communicator's nodes, known from the first node-level call on.
+struct Topology {
+  bool known = false;
+  int nodes = 1;
+  std::vector<int> node_of;   // comm rank -> node index (nodes ordered by their lowest rank)
+  std::vector<int> leaders;   // node index -> leader (its lowest comm rank)
+  std::vector<int> members;   // comm ranks on my node, ascending
+  int me = 0;                 // my index in members
+  int my_node = 0;
+  bool blocks = true;         // every node is a run of consecutive ranks
+  int max_ppn = 1;            // largest node
+};
+
+// The segment shared by the communicator's ranks on this node (created at
+// the first node-level call, see NodeState::attach).
+struct NodeState {
+  Topology topo;
+  void* base = nullptr;
+  size_t bytes = 0;
+  uint64_t seq = 0;   // node-level steps done on this communicator
+  uint64_t safe = 0;  // every local rank is known to be done with steps <= safe
+  NodeState() = default;
+  NodeState(const NodeState&) = delete;
+  NodeState& operator=(const NodeState&) = delete;
+  ~NodeState();
+};
+
+// Computes the topology if not known yet (a multi-node communicator runs one
+// blocking allgather on its collective context: every rank makes the same
+// first eligible call, so all do it together). Returns an MPI error code.
+int node_topology(CommState* st);
+// Whether the node-level algorithms can run this call: blocking barrier /
+// bcast / reduce / allreduce on an intracommunicator, and for reductions a
+// type whose items fit a slot. `hierarchical` also needs more than one node
+// and, for a non-commutative op, nodes that are runs of consecutive ranks.
+bool shm_eligible(const CommState* st, const Args& a);
+bool hier_eligible(const CommState* st, const Args& a);
+// Runs the call on the node segment (single node) or hierarchically.
+int shm_run(CommState* st, const Args& a);
+int hier_run(CommState* st, const Args& a);
+
+}  // namespace axon::coll
