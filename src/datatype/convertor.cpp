@@ -102,31 +102,99 @@ void unpack_bytes(const Datatype& type, const void* packed, std::size_t bytes, v
     convertor_unpack(cv, packed, bytes);
 }
 
+// The basic elements one signature element stands for, by size in packed
+// order. A MINLOC/MAXLOC pair type is one element for the reduction kernels
+// but two basic elements (value, then index) for MPI_Get_elements: MPI-4.1
+// counts the elements of the type map, and MPICH and Open MPI agree. Returns
+// how many parts were written to `parts` (1 or 2).
+static std::size_t element_parts(const Datatype& basic, std::size_t parts[2]) {
+    std::size_t value = 0;
+    switch (basic.element) {
+        case ElementKind::pair_float_int: value = sizeof(float); break;
+        case ElementKind::pair_double_int: value = sizeof(double); break;
+        case ElementKind::pair_long_int: value = sizeof(long); break;
+        case ElementKind::pair_int_int: value = sizeof(int); break;
+        case ElementKind::pair_short_int: value = sizeof(short); break;
+        case ElementKind::pair_long_double_int: value = sizeof(long double); break;
+        case ElementKind::pair_real_real: value = 4; break;
+        case ElementKind::pair_double_double: value = 8; break;
+        case ElementKind::pair_integer_integer: value = 4; break;
+        default: break;
+    }
+    if (value == 0 || value >= basic.size) {
+        parts[0] = basic.size;
+        return 1;
+    }
+    parts[0] = value;
+    parts[1] = basic.size - value;
+    return 2;
+}
+
 bool count_elements(const Datatype& type, std::size_t bytes, MPI_Count* out) {
     if (type.size == 0) {
         *out = 0;
         return bytes == 0;
     }
-    std::size_t elements = (bytes / type.size) * type.elements_per_item;
+    std::size_t unit_elements = 0;
+    std::size_t parts[2];
+    for (std::size_t i = 0; i < type.signature_count; ++i)
+        unit_elements += type.signature[i].count * element_parts(*type.signature[i].basic, parts);
+    std::size_t elements = (bytes / type.size) * unit_elements * type.reps;
     std::size_t rest = bytes % type.size;
     const std::size_t per_unit = unit_size(type);
-    std::size_t unit_elements = 0;
-    for (std::size_t i = 0; i < type.signature_count; ++i) unit_elements += type.signature[i].count;
     elements += (rest / per_unit) * unit_elements;
     rest %= per_unit;
     for (std::size_t i = 0; i < type.signature_count && rest > 0; ++i) {
+        const std::size_t n = element_parts(*type.signature[i].basic, parts);
         const std::size_t element = type.signature[i].basic->size;
         const std::size_t run = element * type.signature[i].count;
         if (rest >= run) {
-            elements += type.signature[i].count;
+            elements += type.signature[i].count * n;
             rest -= run;
             continue;
         }
-        elements += rest / element;
-        if (rest % element != 0) return false;
-        rest = 0;
+        elements += (rest / element) * n;
+        rest %= element;
+        // Inside one element: a pair's value may have arrived without its index.
+        for (std::size_t k = 0; k < n && rest >= parts[k]; ++k) {
+            elements += 1;
+            rest -= parts[k];
+        }
+        if (rest != 0) return false;
     }
     *out = static_cast<MPI_Count>(elements);
+    return true;
+}
+
+// The inverse of count_elements, for MPI_Status_set_elements: the bytes of
+// the first `elements` basic elements of a packed stream of `type` items
+// (pairs count as two elements, as in count_elements). False when the type
+// has no elements (and elements > 0) or on overflow.
+bool bytes_of_elements(const Datatype& type, MPI_Count elements, std::size_t* bytes) {
+    if (elements < 0) return false;
+    if (elements == 0) return *bytes = 0, true;
+    std::size_t parts[2];
+    std::size_t unit_elements = 0;
+    for (std::size_t i = 0; i < type.signature_count; ++i)
+        unit_elements += type.signature[i].count * element_parts(*type.signature[i].basic, parts);
+    if (unit_elements == 0 || type.reps == 0) return false;
+    std::size_t rest = static_cast<std::size_t>(elements);
+    std::size_t per_item = 0, total = 0, add = 0;
+    if (__builtin_mul_overflow(unit_elements, type.reps, &per_item)) return false;
+    if (__builtin_mul_overflow(rest / per_item, type.size, &total)) return false;
+    rest %= per_item;
+    total += (rest / unit_elements) * unit_size(type);
+    rest %= unit_elements;
+    for (std::size_t i = 0; i < type.signature_count && rest > 0; ++i) {
+        const Datatype& basic = *type.signature[i].basic;
+        const std::size_t n = element_parts(basic, parts);
+        const std::size_t run = type.signature[i].count * n;
+        const std::size_t take = rest < run ? rest : run;
+        add += (take / n) * basic.size;
+        for (std::size_t k = 0; k < take % n; ++k) add += parts[k];
+        rest -= take;
+    }
+    if (__builtin_add_overflow(total, add, bytes)) return false;
     return true;
 }
 

@@ -273,8 +273,13 @@ void unpack_bytes(const Datatype& type, const void* packed, std::size_t bytes, v
 
 // MPI_Get_elements: how many basic elements the first `bytes` bytes of a
 // packed stream of `type` items hold. False when `bytes` ends inside a basic
-// element (the caller returns MPI_UNDEFINED). Pair types count as one element.
+// element (the caller returns MPI_UNDEFINED). A MINLOC pair type counts as two
+// elements (value and index), as MPICH does; its index-less value is one.
 bool count_elements(const Datatype& type, std::size_t bytes, MPI_Count* out);
+// The inverse, for MPI_Status_set_elements: bytes of the first `elements`
+// basic elements of a packed stream of `type` items; false on overflow or
+// when the type holds no elements.
+bool bytes_of_elements(const Datatype& type, MPI_Count elements, std::size_t* bytes);
 
 // ---- external32 (external32.cpp) ----------------------------------------------
 // Bytes one item of `type` takes in the external32 representation (big

@@ -53,6 +53,11 @@ std::recursive_mutex& lock() {
 
 struct Registry {
   std::map<int, KeyvalRef> keyvals;  // live (not freed) keyvals by handle
+  // Freed keyvals that attributes still use. Freeing such a handle again is
+  // a no-op, as in MPICH (its suite frees one keyval from a delete callback
+  // and from the program): the handle stays meaningful until its last
+  // attribute is deleted. Expired entries are pruned on each free.
+  std::map<int, std::weak_ptr<Keyval>> retired;
   int next_id = kFirstUserKeyval;
 };
 
@@ -212,9 +217,20 @@ int create_keyval(AttrObject kind, uintptr_t copy_fn, uintptr_t delete_fn, int* 
 // (and its callbacks) alive until they are deleted.
 int free_keyval(AttrObject kind, int* keyval) {
   std::lock_guard<std::recursive_mutex> g(lock());
+  Registry& reg = registry();
+  std::erase_if(reg.retired, [](const auto& entry) { return entry.second.expired(); });
   KeyvalRef kv = find_keyval(*keyval, kind);
-  if (!kv || kv->predefined) return MPI_ERR_KEYVAL;
-  registry().keyvals.erase(kv->id);
+  if (!kv) {
+    // Already freed but still attached somewhere: nothing more to release.
+    auto it = reg.retired.find(*keyval);
+    KeyvalRef still = it != reg.retired.end() ? it->second.lock() : nullptr;
+    if (!still || still->kind != kind) return MPI_ERR_KEYVAL;
+    *keyval = MPI_KEYVAL_INVALID;
+    return MPI_SUCCESS;
+  }
+  if (kv->predefined) return MPI_ERR_KEYVAL;
+  reg.keyvals.erase(kv->id);
+  reg.retired[kv->id] = kv;
   *keyval = MPI_KEYVAL_INVALID;
   return MPI_SUCCESS;
 }

@@ -148,9 +148,34 @@ int agree_on_parent(Comm* parent, int* pair) {
 
 void copy_hints(const Comm* from, Comm* to) { to->hints = from->hints; }
 
+// The communicator hints Axon recognizes: the mpi_assert_* keys of MPI-4.1
+// ("Communicator Info") and mpi_memory_alloc_kinds. Other keys are ignored,
+// as the standard allows, so MPI_Comm_get_info does not return them (MPICH
+// behaves the same; its test suite checks that an unknown key is dropped).
+bool comm_hint_known(const std::string& key) {
+  static const char* const known[] = {
+      "mpi_assert_no_any_tag",       "mpi_assert_no_any_source",
+      "mpi_assert_exact_length",     "mpi_assert_allow_overtaking",
+      "mpi_assert_strict_persistent_collective_ordering", "mpi_memory_alloc_kinds",
+  };
+  for (const char* k : known)
+    if (key == k) return true;
+  return false;
+}
+
+// Adds (or replaces) the recognized hints of `info`; unknown keys are ignored.
+void merge_hints(Comm* c, const Info& info) {
+  for (const auto& [key, value] : info.entries) {
+    if (!comm_hint_known(key)) continue;
+    auto it = std::find_if(c->hints.begin(), c->hints.end(), [&](const auto& e) { return e.first == key; });
+    if (it != c->hints.end()) it->second = value;
+    else c->hints.emplace_back(key, value);
+  }
+}
+
 void set_hints(Comm* c, MPI_Info info) {
   c->hints.clear();
-  if (Info* i = info_from_handle(info)) c->hints = i->entries;
+  if (Info* i = info_from_handle(info)) merge_hints(c, *i);
 }
 
 // An intracommunicator with the same group as `parent` on a new pair.
@@ -457,7 +482,7 @@ AXON_API(int, MPI_Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_
   int rc = split_intra(c, color, key, newcomm);
   if (rc != MPI_SUCCESS) return raise(c, rc, fn);
   if (*newcomm != MPI_COMM_NULL && split_type == MPI_COMM_TYPE_SHARED) {
-    if (Info* i = info_from_handle(info)) comm_from_handle(*newcomm)->hints = i->entries;
+    set_hints(comm_from_handle(*newcomm), info);
   }
   return MPI_SUCCESS;
 }
@@ -627,11 +652,7 @@ AXON_API(int, MPI_Comm_set_info, (MPI_Comm comm, MPI_Info info)) {
   Info* i = info_from_handle(info);
   if (!i) return raise(c, MPI_ERR_INFO, "MPI_Comm_set_info", "invalid info");
   // Later values replace earlier ones; keys not given keep their value.
-  for (const auto& [key, value] : i->entries) {
-    auto it = std::find_if(c->hints.begin(), c->hints.end(), [&](const auto& e) { return e.first == key; });
-    if (it != c->hints.end()) it->second = value;
-    else c->hints.emplace_back(key, value);
-  }
+  merge_hints(c, *i);
   return MPI_SUCCESS;
 }
 

@@ -13,25 +13,11 @@ using namespace axon::mpi;
 namespace {
 
 // Bytes of the first `elements` basic elements of a stream of `type` items,
-// false when the type has no elements (and elements > 0) or on overflow.
+// false when the type has no elements (and elements > 0) or on overflow. The
+// datatype engine counts elements the way MPI_Get_elements does (a MINLOC
+// pair is two), so MPI_Get_elements returns what was set.
 bool bytes_for_elements(const Datatype& type, MPI_Count elements, size_t* bytes) {
-  if (elements < 0) return false;
-  if (elements == 0) return *bytes = 0, true;
-  if (type.elements_per_item == 0) return false;
-  const auto per_item = static_cast<MPI_Count>(type.elements_per_item);
-  size_t whole = 0;
-  if (!bytes_for_count(type, elements / per_item, &whole)) return false;
-  size_t rest = static_cast<size_t>(elements % per_item), partial = 0;
-  // The remainder lies inside one item: walk its units' signatures.
-  for (size_t rep = 0; rest > 0 && rep < type.reps; ++rep)
-    for (size_t i = 0; rest > 0 && i < type.signature_count; ++i) {
-      const SignatureRun& run = type.signature[i];
-      size_t take = run.count < rest ? run.count : rest;
-      partial += take * run.basic->size;
-      rest -= take;
-    }
-  *bytes = whole + partial;
-  return true;
+  return bytes_of_elements(type, elements, bytes);
 }
 
 int set_elements(const char* fn, MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {

@@ -56,10 +56,14 @@ const std::vector<const axon::Counter*>& pvars() { return axon::Counter::all(); 
 bool valid_cvar(int i) { return i >= 0 && i < static_cast<int>(cvars().size()); }
 bool valid_pvar(int i) { return i >= 0 && i < static_cast<int>(pvars().size()); }
 
+// The MPI_T interface allows only MPI_INT, MPI_UNSIGNED, MPI_UNSIGNED_LONG,
+// MPI_UNSIGNED_LONG_LONG, MPI_COUNT, MPI_CHAR and MPI_DOUBLE as variable
+// types (MPI-4.1, tool information interface): a signed 64-bit value is an
+// MPI_COUNT, not an MPI_LONG_LONG.
 MPI_Datatype cvar_datatype(const axon::Param& p) {
   switch (p.kind()) {
     case axon::Param::Kind::Integer:
-    case axon::Param::Kind::Size: return MPI_LONG_LONG;
+    case axon::Param::Kind::Size: return MPI_COUNT;
     case axon::Param::Kind::Boolean: return MPI_INT;
     case axon::Param::Kind::String: return MPI_CHAR;
   }

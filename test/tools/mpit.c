@@ -45,7 +45,7 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_T_cvar_get_info(index, name, &name_len, NULL, &type, NULL, NULL, NULL, NULL, &scope));
     CHECK(strcmp(name, "AXON_BTL_SM_EAGER_LIMIT") == 0 && name_len == (int)strlen(name) + 1,
           "cvar name '%s' len %d", name, name_len);
-    CHECK(type == MPI_LONG_LONG && scope == MPI_T_SCOPE_READONLY, "cvar type/scope");
+    CHECK(type == MPI_COUNT && scope == MPI_T_SCOPE_READONLY, "cvar type/scope");
     MPI_T_cvar_handle cvar;
     int count = 0;
     CHECK_MPI(MPI_T_cvar_handle_alloc(index, NULL, &cvar, &count));

@@ -56,7 +56,9 @@ public:
                                               MPI_INT8_T, MPI_LONG_DOUBLE};
         Made m;
         m.type = datatype_from_handle(leaves[pick(0, 7)]);
-        m.map.push_back({0, m.type->size});
+        // A MINLOC pair is two basic elements (value, index) for MPI_Get_elements.
+        if (m.type == datatype_from_handle(MPI_2INT)) m.map = {{0, sizeof(int)}, {sizeof(int), sizeof(int)}};
+        else m.map.push_back({0, m.type->size});
         m.what = m.type->name;
         return m;
     }
