@@ -441,6 +441,26 @@ template <class U> void atomic_element(U* addr, const void* in, void* old_out, c
   if (old_out) memcpy(old_out, &old, sizeof old);
 }
 
+// Compare-and-swap of one aligned 4- or 8-byte word in memory other
+// processes map too; `result` receives the old value.
+void atomic_compare_and_swap(void* word, size_t size, const void* origin, const void* compare, void* result) {
+  if (size == 4) {
+    uint32_t expected, desired;
+    memcpy(&expected, compare, 4);
+    memcpy(&desired, origin, 4);
+    __atomic_compare_exchange_n(static_cast<uint32_t*>(word), &expected, desired, false, __ATOMIC_ACQ_REL,
+                                __ATOMIC_ACQUIRE);
+    memcpy(result, &expected, 4);
+  } else {
+    uint64_t expected, desired;
+    memcpy(&expected, compare, 8);
+    memcpy(&desired, origin, 8);
+    __atomic_compare_exchange_n(static_cast<uint64_t*>(word), &expected, desired, false, __ATOMIC_ACQ_REL,
+                                __ATOMIC_ACQUIRE);
+    memcpy(result, &expected, 8);
+  }
+}
+
 // Whether accesses of `basic` elements at these runs use hardware atomics:
 // mapped memory, 4- or 8-byte elements, every element aligned. The choice
 // depends only on the window flavor, the type and the address, so concurrent
@@ -744,21 +764,7 @@ int compare_and_swap(Window* w, const void* origin, const void* compare, void* r
   const Peer& p = w->peers[target];
   if (p.path == Path::Am) return am::compare_and_swap(w, target, at, type, origin, compare, result);
   if (use_atomics(p, type, at, type, 1)) {
-    if (type.size == 4) {
-      uint32_t expected, desired;
-      memcpy(&expected, compare, 4);
-      memcpy(&desired, origin, 4);
-      __atomic_compare_exchange_n(reinterpret_cast<uint32_t*>(at), &expected, desired, false, __ATOMIC_ACQ_REL,
-                                  __ATOMIC_ACQUIRE);
-      memcpy(result, &expected, 4);
-    } else {
-      uint64_t expected, desired;
-      memcpy(&expected, compare, 8);
-      memcpy(&desired, origin, 8);
-      __atomic_compare_exchange_n(reinterpret_cast<uint64_t*>(at), &expected, desired, false, __ATOMIC_ACQ_REL,
-                                  __ATOMIC_ACQUIRE);
-      memcpy(result, &expected, 8);
-    }
+    atomic_compare_and_swap(reinterpret_cast<void*>(at), type.size, origin, compare, result);
     return MPI_SUCCESS;
   }
   std::vector<unsigned char> cur(type.size);
@@ -1031,21 +1037,7 @@ void target_cas(Window* w, uint64_t off, const Datatype& type, const void* origi
   unsigned char* mem = own(w, off);
   const size_t es = type.size;
   if (w->peers[w->rank].path == Path::Mapped && (es == 4 || es == 8) && reinterpret_cast<uint64_t>(mem) % es == 0) {
-    if (es == 4) {
-      uint32_t expected, desired;
-      memcpy(&expected, compare, 4);
-      memcpy(&desired, origin, 4);
-      __atomic_compare_exchange_n(reinterpret_cast<uint32_t*>(mem), &expected, desired, false, __ATOMIC_ACQ_REL,
-                                  __ATOMIC_ACQUIRE);
-      memcpy(result, &expected, 4);
-    } else {
-      uint64_t expected, desired;
-      memcpy(&expected, compare, 8);
-      memcpy(&desired, origin, 8);
-      __atomic_compare_exchange_n(reinterpret_cast<uint64_t*>(mem), &expected, desired, false, __ATOMIC_ACQ_REL,
-                                  __ATOMIC_ACQUIRE);
-      memcpy(result, &expected, 8);
-    }
+    atomic_compare_and_swap(mem, es, origin, compare, result);
     return;
   }
   AccLock lock(w, w->rank);
