@@ -682,24 +682,9 @@ class TcpTransport final : public Transport {
   void start_link(int peer, uint32_t k) {
     Peer& p = peers_[peer];
     const Peer::Address& a = p.extra[k - 1];
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) return;
-    Conn* c = new_conn(fd, true, ip_text(a.addr, a.port));
-    c->peer = peer;
-    c->link = k;
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = a.addr;
-    sa.sin_port = a.port;
-    int rc = connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
-    if (rc != 0 && errno != EINPROGRESS) {
-      log::debug(1, "tcp: no striping link %u to rank %d at %s: %s", k, peer, c->where.c_str(), strerror(errno));
-      close_conn(c);
-      return;
-    }
-    c->state = rc == 0 ? ConnState::AwaitAccept : ConnState::Connecting;
-    queue_hello(c, kHello, peer, p.token, k);
-    want_write(c, true);
+    std::string why;
+    if (!dial(peer, k, a.addr, a.port, &why))
+      log::debug(1, "tcp: no striping link %u to rank %d: %s", k, peer, why.c_str());
   }
 
   void open_link(Conn* c) {
@@ -751,32 +736,45 @@ class TcpTransport final : public Transport {
 
   bool start_connect(int peer) {
     Peer& p = peers_[peer];
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-      log::error("tcp: socket() failed: %s", strerror(errno));
-      p.failed = true;
-      return false;
-    }
-    Conn* c = new_conn(fd, true, ip_text(p.addr, p.port));
-    c->peer = peer;
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = p.addr;
-    sa.sin_port = p.port;
-    int rc = connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
-    if (rc != 0 && errno != EINPROGRESS) {
-      log::error("tcp: cannot connect to rank %d at %s: %s", peer, c->where.c_str(), strerror(errno));
-      close_conn(c);
+    std::string why;
+    Conn* c = dial(peer, 0, p.addr, p.port, &why);
+    if (!c) {
+      log::error("tcp: cannot connect to rank %d: %s", peer, why.c_str());
       p.failed = true;
       return false;
     }
     p.connecting = c;
     log::debug(2, "tcp: connecting to rank %d at %s", peer, c->where.c_str());
-    // The Hello is queued now and leaves as soon as the socket is writable.
-    c->state = rc == 0 ? ConnState::AwaitAccept : ConnState::Connecting;
-    queue_hello(c, kHello, peer, p.token, 0);
-    want_write(c, true);
     return true;
+  }
+
+  // Opens a non-blocking connection to addr:port for `peer` as its link
+  // `link` (0: the ordered connection) and queues our Hello, which leaves as
+  // soon as the socket is writable. nullptr, with the reason in `why`, when
+  // the socket or the connect fails at once.
+  Conn* dial(int peer, uint32_t link, uint32_t addr, uint16_t port, std::string* why) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      *why = std::string("socket() failed: ") + strerror(errno);
+      return nullptr;
+    }
+    Conn* c = new_conn(fd, true, ip_text(addr, port));
+    c->peer = peer;
+    c->link = link;
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = addr;
+    sa.sin_port = port;
+    int rc = connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+    if (rc != 0 && errno != EINPROGRESS) {
+      *why = c->where + ": " + strerror(errno);
+      close_conn(c);
+      return nullptr;
+    }
+    c->state = rc == 0 ? ConnState::AwaitAccept : ConnState::Connecting;
+    queue_hello(c, kHello, peer, peers_[peer].token, link);
+    want_write(c, true);
+    return c;
   }
 
   void queue_hello(Conn* c, HelloKind kind, int to, const uint8_t* token, uint32_t link) {
