@@ -20,6 +20,7 @@
 #include <cuda.h>
 
 #include "accel/accel.h"
+#include "fake_cuda_stats.h"
 
 namespace {
 int failures = 0;
@@ -31,15 +32,6 @@ int failures = 0;
     }                                                                   \
   } while (0)
 
-struct FakeStats {
-  unsigned long pointer_queries;
-  unsigned long copies_htod, copies_dtoh, copies_dtod, copies_htoh;
-  unsigned long async_copies;
-  unsigned long bytes_dtod;
-  unsigned long ipc_exports, ipc_opens, ipc_closes;
-  unsigned long pinned_allocs;
-  unsigned long live_allocations;
-};
 
 template <class F> F sym(void* lib, const char* name) {
   void* p = dlsym(lib, name);
@@ -108,7 +100,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cannot load %s\n", lib_path.c_str());
     return 1;
   }
-  auto stats = sym<void (*)(FakeStats*)>(lib, "fake_cuda_stats");
+  auto stats = sym<void (*)(fake_cuda_stats*)>(lib, "fake_cuda_stats");
   auto mem_alloc = sym<CUresult (*)(CUdeviceptr*, size_t)>(lib, "cuMemAlloc_v2");
   auto mem_managed = sym<CUresult (*)(CUdeviceptr*, size_t, unsigned)>(lib, "cuMemAllocManaged");
   auto mem_host = sym<CUresult (*)(void**, size_t)>(lib, "cuMemAllocHost_v2");
@@ -116,7 +108,7 @@ int main(int argc, char** argv) {
   auto host_free = sym<CUresult (*)(void*)>(lib, "cuMemFreeHost");
   auto retain = sym<CUresult (*)(CUcontext*, CUdevice)>(lib, "cuDevicePrimaryCtxRetain");
   auto set_current = sym<CUresult (*)(CUcontext)>(lib, "cuCtxSetCurrent");
-  FakeStats st{};
+  fake_cuda_stats st{};
 
   // Before any context exists, host pointers cost no driver query.
   std::vector<char> host(4096, 'h');

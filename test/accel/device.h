@@ -14,19 +14,11 @@
 #include <string.h>
 
 #include "axon_config.h"
+#include "fake_cuda_stats.h"
 
 typedef int dev_result;
 typedef unsigned long long dev_ptr;
 
-struct dev_fake_stats {
-    unsigned long pointer_queries;
-    unsigned long copies_htod, copies_dtoh, copies_dtod, copies_htoh;
-    unsigned long async_copies;
-    unsigned long bytes_dtod;
-    unsigned long ipc_exports, ipc_opens, ipc_closes;
-    unsigned long pinned_allocs;
-    unsigned long live_allocations;
-};
 
 static struct {
     void *lib;
@@ -39,7 +31,7 @@ static struct {
     dev_result (*release)(dev_ptr);
     dev_result (*htod)(dev_ptr, const void *, size_t);
     dev_result (*dtoh)(void *, dev_ptr, size_t);
-    void (*fake_stats)(struct dev_fake_stats *);  /* only in the fake */
+    void (*fake_stats)(struct fake_cuda_stats *);  /* only in the fake */
 } dev;
 
 static inline int dev_open(void)
@@ -117,9 +109,9 @@ static inline void dev_put(void *d, const void *h, size_t n) { if (n) dev.htod((
 static inline void dev_get(void *h, const void *d, size_t n) { if (n) dev.dtoh(h, (dev_ptr)(size_t)d, n); }
 
 /* Zero unless the fake driver is loaded. */
-static inline struct dev_fake_stats dev_stats(void)
+static inline struct fake_cuda_stats dev_stats(void)
 {
-    struct dev_fake_stats s;
+    struct fake_cuda_stats s;
     memset(&s, 0, sizeof s);
     if (dev.fake_stats)
         dev.fake_stats(&s);

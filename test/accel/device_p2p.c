@@ -148,9 +148,9 @@ int main(int argc, char **argv)
         return report("device_p2p host");
     }
 
-    struct dev_fake_stats before = dev_stats();
+    struct fake_cuda_stats before = dev_stats();
     ring(DEVICE, DEVICE, 0, 8 << 20);
-    struct dev_fake_stats after = dev_stats();
+    struct fake_cuda_stats after = dev_stats();
     if (dev.fake_stats && size > 1) {
         /* Each rank both sends and receives large device messages. */
         if (strcmp(mode, "ipc") == 0) {

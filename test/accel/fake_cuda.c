@@ -32,15 +32,7 @@
 #define EXPORT __attribute__((visibility("default")))
 
 /* Counters the tests read through fake_cuda_stats(). */
-struct fake_cuda_stats {
-    unsigned long pointer_queries;  /* cuPointerGetAttributes calls */
-    unsigned long copies_htod, copies_dtoh, copies_dtod, copies_htoh;
-    unsigned long async_copies;
-    unsigned long bytes_dtod;
-    unsigned long ipc_exports, ipc_opens, ipc_closes;
-    unsigned long pinned_allocs;
-    unsigned long live_allocations;
-};
+#include "fake_cuda_stats.h"
 
 enum kind { K_DEVICE = 1, K_MANAGED, K_PINNED, K_IPC_MAPPED };
 
