@@ -35,7 +35,7 @@ enum class ElementKind : std::uint8_t {
     c_bool,    // C _Bool and C++ bool: one byte, 0 or 1
     logical8, logical16, logical32, logical64, logical128,  // Fortran LOGICAL(n)
     byte,      // MPI_BYTE: uninterpreted 8 bits
-    character, // MPI_CHAR, MPI_CHARACTER: text, no arithmetic
+    character, // MPI_CHARACTER: text, no arithmetic (MPI_CHAR counts as int8/uint8)
     wchar,     // wchar_t (4 bytes on Linux)
     packed,    // MPI_PACKED
     // value/index pairs for MINLOC and MAXLOC
@@ -48,8 +48,8 @@ inline constexpr std::size_t element_kind_count = static_cast<std::size_t>(Eleme
 // The standard's groups of basic datatypes (MPI-4.1 section 6.9.2), which
 // decide which predefined op may be applied to a type.
 enum class OpGroup : std::uint8_t {
-    none,            // no predefined arithmetic op (MPI_CHAR, MPI_WCHAR, MPI_PACKED, ...)
-    c_integer,       // MPI_INT ... MPI_UINT64_T, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR
+    none,            // no predefined arithmetic op (MPI_CHARACTER, MPI_WCHAR, MPI_PACKED, ...)
+    c_integer,       // MPI_INT ... MPI_UINT64_T, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_CHAR
     fortran_integer, // MPI_INTEGER, MPI_INTEGERn
     floating_point,  // MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE, MPI_REAL, MPI_REALn, ...
     logical,         // MPI_LOGICAL, MPI_LOGICALn, MPI_C_BOOL, MPI_CXX_BOOL

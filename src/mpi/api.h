@@ -23,8 +23,11 @@ namespace axon::mpi {
 // handler returns, or ends the job (MPI_ERRORS_ARE_FATAL / MPI_ERRORS_ABORT).
 // `detail` explains the cause in words.
 int raise(Comm* comm, int code, const char* function, const char* detail = nullptr);
-// Errors not tied to a communicator are raised on MPI_COMM_SELF (MPI-4).
+// Errors not tied to a communicator are raised on MPI_COMM_SELF (MPI-4), or on
+// MPI_COMM_WORLD while SELF keeps its default handler and WORLD has another.
 int raise_self(int code, const char* function, const char* detail = nullptr);
+// True for MPI_SUCCESS, a predefined error class and a user-added class or code.
+bool valid_error_code(int code);
 
 // Whole-library state.
 bool initialized();

@@ -635,8 +635,9 @@ AXON_API(int, MPI_Comm_test_inter, (MPI_Comm comm, int* flag)) {
 
 AXON_API(int, MPI_Comm_remote_size, (MPI_Comm comm, int* size)) {
   AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_remote_size");
-  if (!c->inter) return raise(c, MPI_ERR_COMM, "MPI_Comm_remote_size", "not an intercommunicator");
+  // The NULL output is checked first, as MPICH does (errors/comm tests expect MPI_ERR_ARG).
   if (!size) return raise(c, MPI_ERR_ARG, "MPI_Comm_remote_size", "size is NULL");
+  if (!c->inter) return raise(c, MPI_ERR_COMM, "MPI_Comm_remote_size", "not an intercommunicator");
   *size = c->size();
   return MPI_SUCCESS;
 }

@@ -176,6 +176,7 @@ AXON_API(int, MPI_Type_dup, (MPI_Datatype oldtype, MPI_Datatype* newtype)) {
   Datatype* t = nullptr;
   if (int rc = type_or_raise(oldtype, &t, fn)) return rc;
   if (!newtype) return raise_self(MPI_ERR_ARG, fn, "newtype is NULL");
+  *newtype = MPI_DATATYPE_NULL;  // what a failed call leaves behind (as MPICH)
   Datatype* made = nullptr;
   if (int rc = type_dup(t, &made)) return raise_self(rc, fn);
   made->committed = t->committed;  // a duplicate of a committed type is committed

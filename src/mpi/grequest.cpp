@@ -18,10 +18,15 @@ struct Callbacks {
 
 Callbacks* callbacks_of(pml::Request* r) { return static_cast<Callbacks*>(r->user_data); }
 
+// What a user callback returned, as the MPI call's result: a value that is no
+// MPI error code (a user's own number) would reach the caller as a code that
+// MPI_Error_class rejects, so it becomes MPI_ERR_OTHER, as in MPICH.
+int user_code(int rc) { return valid_error_code(rc) ? rc : MPI_ERR_OTHER; }
+
 // Calls the free function and gives the request back; its result.
 int release(pml::Request* r) {
   Callbacks* cb = callbacks_of(r);
-  int rc = cb->free ? cb->free(cb->extra_state) : MPI_SUCCESS;
+  int rc = cb->free ? user_code(cb->free(cb->extra_state)) : MPI_SUCCESS;
   delete cb;
   r->user_data = nullptr;
   pml::Guard guard;
@@ -46,7 +51,7 @@ int grequest_query(pml::Request* r, MPI_Status* status) {
   MPI_Status* target = status == MPI_STATUS_IGNORE ? &scratch : status;
   // What the status says when the query function leaves fields alone.
   set_status(target, MPI_ANY_SOURCE, MPI_ANY_TAG, target->MPI_ERROR, 0, false);
-  return cb->query ? cb->query(cb->extra_state, target) : MPI_SUCCESS;
+  return cb->query ? user_code(cb->query(cb->extra_state, target)) : MPI_SUCCESS;
 }
 
 int grequest_retire(MPI_Request* handle, MPI_Status* status) {
@@ -60,7 +65,7 @@ int grequest_retire(MPI_Request* handle, MPI_Status* status) {
 int grequest_cancel(pml::Request* r) {
   Callbacks* cb = callbacks_of(r);
   int complete = r->complete.load(std::memory_order_acquire) ? 1 : 0;
-  return cb->cancel ? cb->cancel(cb->extra_state, complete) : MPI_SUCCESS;
+  return cb->cancel ? user_code(cb->cancel(cb->extra_state, complete)) : MPI_SUCCESS;
 }
 
 int grequest_free(pml::Request* r) {

@@ -271,8 +271,8 @@ AXON_API(int, MPI_Comm_group, (MPI_Comm comm, MPI_Group* group)) {
 
 AXON_API(int, MPI_Comm_remote_group, (MPI_Comm comm, MPI_Group* group)) {
   AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_remote_group");
-  if (!c->inter) return raise(c, MPI_ERR_COMM, "MPI_Comm_remote_group", "not an intercommunicator");
   if (!group) return raise(c, MPI_ERR_ARG, "MPI_Comm_remote_group", "group is NULL");
+  if (!c->inter) return raise(c, MPI_ERR_COMM, "MPI_Comm_remote_group", "not an intercommunicator");
   *group = group_handle(group_new(c->p2p.world_of));
   return MPI_SUCCESS;
 }

@@ -123,6 +123,8 @@ AXON_API(int, MPI_Cart_create,
   (void)reorder;
   TOPO_INTRA_OR_RAISE(c, comm_old, fn);
   if (!comm_cart) return raise(c, MPI_ERR_ARG, fn, "comm_cart is NULL");
+  // A failed call leaves MPI_COMM_NULL behind, as MPICH does (errors/topo tests check it).
+  *comm_cart = MPI_COMM_NULL;
   int nnodes = 0;
   if (int rc = check_cart_args(c, ndims, dims, periods, &nnodes))
     return raise(c, rc, fn, rc == MPI_ERR_DIMS ? "a dimension is not positive"
@@ -241,6 +243,7 @@ AXON_API(int, MPI_Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm* n
   TOPO_INTRA_OR_RAISE(c, comm, fn);
   TOPO_OF_KIND_OR_RAISE(t, c, MPI_CART, fn);
   if (!newcomm) return raise(c, MPI_ERR_ARG, fn, "newcomm is NULL");
+  *newcomm = MPI_COMM_NULL;  // what a failed call leaves behind
   int nd = static_cast<int>(t->dims.size());
   if (nd > 0 && !remain_dims) return raise(c, MPI_ERR_ARG, fn, "remain_dims is NULL");
   // Processes that agree on the dropped coordinates form one subgrid; the
@@ -384,6 +387,7 @@ AXON_API(int, MPI_Graph_create,
   (void)reorder;
   TOPO_INTRA_OR_RAISE(c, comm_old, fn);
   if (!comm_graph) return raise(c, MPI_ERR_ARG, fn, "comm_graph is NULL");
+  *comm_graph = MPI_COMM_NULL;  // what a failed call leaves behind
   if (check_graph_args(c, nnodes, index, edges) != MPI_SUCCESS)
     return raise(c, MPI_ERR_ARG, fn,
                  nnodes < 0 || nnodes > c->size() ? "nnodes out of range" : "invalid index or edges");
@@ -509,6 +513,7 @@ AXON_API(int, MPI_Dist_graph_create_adjacent,
   (void)reorder;
   TOPO_INTRA_OR_RAISE(c, comm_old, fn);
   if (!comm_dist_graph) return raise(c, MPI_ERR_ARG, fn, "comm_dist_graph is NULL");
+  *comm_dist_graph = MPI_COMM_NULL;  // what a failed call leaves behind
   if (check_edges(c, indegree, sources, sourceweights) != MPI_SUCCESS)
     return raise(c, MPI_ERR_ARG, fn, "invalid indegree, sources or source weights");
   if (check_edges(c, outdegree, destinations, destweights) != MPI_SUCCESS)
@@ -534,6 +539,7 @@ AXON_API(int, MPI_Dist_graph_create,
   (void)reorder;
   TOPO_INTRA_OR_RAISE(c, comm_old, fn);
   if (!comm_dist_graph) return raise(c, MPI_ERR_ARG, fn, "comm_dist_graph is NULL");
+  *comm_dist_graph = MPI_COMM_NULL;  // what a failed call leaves behind
   if (n < 0) return raise(c, MPI_ERR_ARG, fn, "n is negative");
   if (n > 0 && (!sources || !degrees)) return raise(c, MPI_ERR_ARG, fn, "NULL array");
   int64_t total = 0;

@@ -194,9 +194,14 @@ static void test_predefined_ops(void)
         expect_op_error("MPI_BYTE MIN", MPI_BYTE, MPI_MIN);
         expect_op_error("MPI_BYTE LAND", MPI_BYTE, MPI_LAND);
     }
-    /* Text types have no predefined op. */
-    expect_op_error("MPI_CHAR SUM", MPI_CHAR, MPI_SUM);
-    expect_op_error("MPI_CHAR MAX", MPI_CHAR, MPI_MAX);
+    /* MPI_CHAR takes the C integer ops (as in MPICH); wide characters have no predefined op. */
+    {
+        const char a[2] = {5, 100}, b[2] = {7, 20};
+        expect_reduce("MPI_CHAR SUM", a, b, (const char[]){12, 120}, 2, MPI_CHAR, MPI_SUM, 2);
+        expect_reduce("MPI_CHAR MAX", a, b, (const char[]){7, 100}, 2, MPI_CHAR, MPI_MAX, 2);
+        expect_reduce("MPI_CHAR BXOR", a, b, (const char[]){2, 112}, 2, MPI_CHAR, MPI_BXOR, 2);
+        expect_reduce("MPI_CHAR LAND", a, (const char[]){0, 3}, (const char[]){0, 1}, 2, MPI_CHAR, MPI_LAND, 2);
+    }
     expect_op_error("MPI_WCHAR BOR", MPI_WCHAR, MPI_BOR);
 }
 
