@@ -68,13 +68,18 @@ int bcast(void* buf, MPI_Count count, const Datatype* type, int root, pml::Conte
   if (size == 1 || count == 0) return MPI_SUCCESS;
   int relative = (ctx->rank - root + size) % size;
   // Receive from the parent (the rank that differs in our lowest set bit)...
+  // A mismatched count (an erroneous program) must not leave the subtree
+  // behind in this call: a rank whose receive failed or came up short
+  // still sends to its children, an empty message, so that every rank
+  // below it sees a short message too and returns an error (as MPICH does).
+  int err = MPI_SUCCESS;
   int mask = 1;
   while (mask < size) {
     if (relative & mask) {
       int parent = (relative - mask + root) % size;
       pml::Request r;
-      int rc = pml::recv(buf, count, type, parent, kTagBcast, ctx, &r);
-      if (rc != MPI_SUCCESS) return rc;
+      err = pml::recv(buf, count, type, parent, kTagBcast, ctx, &r);
+      if (err == MPI_SUCCESS && r.bytes != static_cast<size_t>(count) * type->size) err = MPI_ERR_OTHER;
       break;
     }
     mask <<= 1;
@@ -83,11 +88,12 @@ int bcast(void* buf, MPI_Count count, const Datatype* type, int root, pml::Conte
   for (mask >>= 1; mask > 0; mask >>= 1) {
     if (relative + mask < size) {
       int child = (relative + mask + root) % size;
-      int rc = pml::send(buf, count, type, child, kTagBcast, ctx, pml::SendMode::Standard);
-      if (rc != MPI_SUCCESS) return rc;
+      int rc = err == MPI_SUCCESS ? pml::send(buf, count, type, child, kTagBcast, ctx, pml::SendMode::Standard)
+                                  : pml::send(buf, 0, type, child, kTagBcast, ctx, pml::SendMode::Standard);
+      if (err == MPI_SUCCESS) err = rc;
     }
   }
-  return MPI_SUCCESS;
+  return err;
 }
 
 namespace {
@@ -99,21 +105,29 @@ int reduce_to_zero(void* acc, void* scratch, MPI_Count count, const Datatype* ty
                    pml::Context* ctx) {
   int size = ctx->size(), rank = ctx->rank;
   size_t bytes = span_bytes(type, count);
+  // After an error (a mismatched count: truncation) keep taking part, so
+  // the parent is not left waiting; report the first error at the end.
+  int err = MPI_SUCCESS;
   for (int mask = 1; mask < size; mask <<= 1) {
     if (rank & mask) {
-      return send_bytes(acc, bytes, rank - mask, kTagReduce, ctx);
+      int rc = send_bytes(acc, bytes, rank - mask, kTagReduce, ctx);
+      return err != MPI_SUCCESS ? err : rc;
     }
     int child = rank + mask;
     if (child < size) {
       int rc = recv_bytes(scratch, bytes, child, kTagReduce, ctx);
-      if (rc != MPI_SUCCESS) return rc;
+      if (err == MPI_SUCCESS) err = rc;
+      if (err != MPI_SUCCESS) continue;
       // scratch = acc op scratch (acc holds lower ranks: the left operand)
       rc = op_apply(*op, acc, scratch, static_cast<size_t>(count), *type);
-      if (rc != MPI_SUCCESS) return rc;
+      if (rc != MPI_SUCCESS) {
+        err = rc;
+        continue;
+      }
       if (bytes) std::memcpy(acc, scratch, bytes);
     }
   }
-  return MPI_SUCCESS;
+  return err;
 }
 
 }  // namespace

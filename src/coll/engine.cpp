@@ -123,13 +123,19 @@ bool direct(CommState* st, const Args& a, int* rc) {
 int run(CommState* state, const Args& args) {
   const Algorithm* alg = nullptr;
   if (!state->inter()) {
-    // Blocking barrier / bcast / reduce / allreduce may run node-level
+    // Blocking barrier / bcast / reduce / allreduce (and, on one node,
+    // allgather(v) / gather / scatter / alltoall) may run node-level
     // (src/coll/shm.cpp); that needs the communicator's nodes.
     switch (args.kind) {
       case Kind::barrier:
       case Kind::bcast:
       case Kind::reduce:
       case Kind::allreduce:
+      case Kind::allgather:
+      case Kind::allgatherv:
+      case Kind::gather:
+      case Kind::scatter:
+      case Kind::alltoall:
         if (int rc = node_topology(state); rc != MPI_SUCCESS) return rc;
         break;
       default:

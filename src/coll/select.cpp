@@ -4,6 +4,7 @@
 // docs/collectives.md has the table.
 #include "coll/select.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,19 +25,19 @@ StringParam p_barrier{"AXON_COLL_BARRIER_ALGORITHM", "auto",
 StringParam p_bcast{"AXON_COLL_BCAST_ALGORITHM", "auto",
                 "MPI_Bcast and its I / _init forms: auto or one of binomial, knomial, scatter_allgather, pipeline, shm, hierarchical (shm / hierarchical: blocking calls only)."};
 StringParam p_gather{"AXON_COLL_GATHER_ALGORITHM", "auto",
-                "MPI_Gather and its I / _init forms: auto or one of binomial, linear."};
+                "MPI_Gather and its I / _init forms: auto or one of binomial, linear, shm (shm: blocking calls on one node only)."};
 StringParam p_gatherv{"AXON_COLL_GATHERV_ALGORITHM", "auto",
                 "MPI_Gatherv and its I / _init forms: auto or one of linear."};
 StringParam p_scatter{"AXON_COLL_SCATTER_ALGORITHM", "auto",
-                "MPI_Scatter and its I / _init forms: auto or one of binomial, linear."};
+                "MPI_Scatter and its I / _init forms: auto or one of binomial, linear, shm (shm: blocking calls on one node only)."};
 StringParam p_scatterv{"AXON_COLL_SCATTERV_ALGORITHM", "auto",
                 "MPI_Scatterv and its I / _init forms: auto or one of linear."};
 StringParam p_allgather{"AXON_COLL_ALLGATHER_ALGORITHM", "auto",
-                "MPI_Allgather and its I / _init forms: auto or one of ring, recursive_doubling, bruck."};
+                "MPI_Allgather and its I / _init forms: auto or one of ring, recursive_doubling, bruck, shm (shm: blocking calls on one node only)."};
 StringParam p_allgatherv{"AXON_COLL_ALLGATHERV_ALGORITHM", "auto",
-                "MPI_Allgatherv and its I / _init forms: auto or one of ring, linear."};
+                "MPI_Allgatherv and its I / _init forms: auto or one of ring, linear, shm (shm: blocking calls on one node only)."};
 StringParam p_alltoall{"AXON_COLL_ALLTOALL_ALGORITHM", "auto",
-                "MPI_Alltoall and its I / _init forms: auto or one of pairwise, bruck, linear."};
+                "MPI_Alltoall and its I / _init forms: auto or one of pairwise, bruck, linear, shm (shm: blocking calls on one node only)."};
 StringParam p_alltoallv{"AXON_COLL_ALLTOALLV_ALGORITHM", "auto",
                 "MPI_Alltoallv and its I / _init forms: auto or one of pairwise, linear."};
 StringParam p_alltoallw{"AXON_COLL_ALLTOALLW_ALGORITHM", "auto",
@@ -59,8 +60,9 @@ BoolParam explain_param{"AXON_COLL_EXPLAIN", false,
                         "communicator)."};
 BoolParam node_param{"AXON_COLL_NODE_LEVEL", true,
                      "Let the default selection use the node-level algorithms (shm on one node, hierarchical "
-                     "across nodes) for blocking barrier, bcast, reduce and allreduce; 0 keeps them for "
-                     "forced choices only."};
+                     "across nodes) for blocking barrier, bcast, reduce and allreduce, and shm for blocking "
+                     "allgather(v), gather, scatter and alltoall on one node; 0 keeps them for forced choices "
+                     "only."};
 IntParam radix_param{"AXON_COLL_KNOMIAL_RADIX", 4, "Radix of the k-nomial trees (bcast, reduce)."};
 
 const StringParam* const force_params[kKindCount] = {
@@ -87,19 +89,24 @@ const std::vector<Algorithm> tables[kKindCount] = {
      {"shm", nullptr, false, "chunks through the node segment", true},
      {"hierarchical", nullptr, false, "leaders' binomial tree + node segment", true}},
     {{"binomial", gather_binomial, false, "binomial tree of packed blocks"},
-     {"linear", gather_linear, false, "root receives from everyone"}},
+     {"linear", gather_linear, false, "root receives from everyone"},
+     {"shm", nullptr, false, "blocks through the node segment (one node)", true}},
     {{"linear", gatherv_linear, false, "root receives from everyone"}},
     {{"binomial", scatter_binomial, false, "binomial tree of packed blocks"},
-     {"linear", scatter_linear, false, "root sends to everyone"}},
+     {"linear", scatter_linear, false, "root sends to everyone"},
+     {"shm", nullptr, false, "blocks through the node segment (one node)", true}},
     {{"linear", scatterv_linear, false, "root sends to everyone"}},
     {{"ring", allgather_ring, false, "ring, n-1 steps"},
      {"recursive_doubling", allgather_recursive_doubling, false, "recursive doubling (Bruck if n is not a power of two)"},
-     {"bruck", allgather_bruck, false, "Bruck, ceil(log2 n) steps"}},
+     {"bruck", allgather_bruck, false, "Bruck, ceil(log2 n) steps"},
+     {"shm", nullptr, false, "blocks through the node segment (one node)", true}},
     {{"ring", allgatherv_ring, false, "ring, n-1 steps"},
-     {"linear", allgatherv_linear, false, "everyone to everyone in one round"}},
+     {"linear", allgatherv_linear, false, "everyone to everyone in one round"},
+     {"shm", nullptr, false, "blocks through the node segment (one node)", true}},
     {{"pairwise", alltoall_pairwise, false, "pairwise exchange, n-1 steps"},
      {"bruck", alltoall_bruck, false, "Bruck, ceil(log2 n) steps of packed blocks"},
-     {"linear", alltoall_linear, false, "everything posted at once"}},
+     {"linear", alltoall_linear, false, "everything posted at once"},
+     {"shm", nullptr, false, "per-pair sub-slots in the node segment (one node)", true}},
     {{"pairwise", alltoallv_pairwise, false, "pairwise exchange, n-1 steps"},
      {"linear", alltoallv_linear, false, "everything posted at once"}},
     {{"pairwise", alltoallv_pairwise, false, "pairwise exchange, n-1 steps"},
@@ -171,7 +178,6 @@ const char* node_pick(const Args& a, const CommState* st, int n, size_t bytes, c
     bool over = rte::job().oversubscribed;
     switch (a.kind) {
       case Kind::bcast:
-        if (n <= 2 && bytes <= 512) return nullptr;
         if (over && bytes < 16 * 1024) return nullptr;
         return *why = "one node: shared-memory segment", "shm";
       case Kind::reduce:
@@ -180,6 +186,25 @@ const char* node_pick(const Args& a, const CommState* st, int n, size_t bytes, c
       case Kind::allreduce:
         if (n <= 2 && bytes > 512 && bytes <= 2048) return nullptr;
         if (over && bytes > 1024 * 1024) return nullptr;
+        return *why = "one node: shared-memory segment", "shm";
+      case Kind::gather:
+      case Kind::scatter:
+        // Oversubscribed, point-to-point non-roots (gather) or the root
+        // (scatter) leave after eager sends and run calls ahead.
+        if (over) return nullptr;
+        return *why = "one node: shared-memory segment", "shm";
+      case Kind::allgather:
+      case Kind::allgatherv: {
+        size_t most = bytes;
+        if (a.kind == Kind::allgatherv)
+          for (MPI_Count c : a.recvcounts) most = std::max(most, payload_bytes(c, a.recvtype));
+        // Oversubscribed, every segment step is a hand-off between all
+        // ranks; the ring moves more per switch for large blocks.
+        if (over && most > 512 * 1024) return nullptr;
+        return *why = "one node: shared-memory segment", "shm";
+      }
+      case Kind::alltoall:
+        if (over && bytes > 128 * 1024) return nullptr;
         return *why = "one node: shared-memory segment", "shm";
       default:
         return *why = "one node: shared-memory segment", "shm";
@@ -268,7 +293,7 @@ int select_algorithm(const Args& a, const CommState* st, bool blocking, Choice* 
       out->note = "node-level algorithms run blocking calls only";
     } else if (is_shm ? !shm_eligible(st, a) : !hier_eligible(st, a)) {
       const Algorithm* other = find(a.kind, is_shm ? "hierarchical" : "shm");
-      if (is_shm ? hier_eligible(st, a) : shm_eligible(st, a)) {
+      if (other && (is_shm ? hier_eligible(st, a) : shm_eligible(st, a))) {
         alg = other;
         out->note = is_shm ? "several nodes" : "one node";
       } else {

@@ -17,18 +17,21 @@
 // * Steps. Every node-level operation is a sequence of steps numbered by
 //   NodeState::seq (the same on every local rank). Step s uses data set
 //   s & 1 (two sets: step s+1 can fill one while step s is read from the
-//   other). Three cache-line-separated flags per rank, all monotonic:
-//   arrive (my data of step s is in my slot), red (my piece of step s is
-//   reduced), done (I no longer read anything of step s). Before writing
-//   into set s & 1 a rank waits until every done >= s - 2. No flag is ever
-//   reset.
+//   other) and arrival lines s % kFlagSets. Cache-line flags per rank, all
+//   monotonic: arrive (my data of step s is in my slot), red (my piece of
+//   step s is reduced), done (I no longer read anything of step s). Before
+//   writing into set s & 1 a rank waits until every done >= s - 2; a step
+//   that uses only arrival lines and the small area (small bcast) waits
+//   for done >= s - kFlagSets. No flag is ever reset.
 // * Data. Each set has one slot of `chunk` bytes per rank plus a result
 //   slot. Reductions copy a chunk of items (their byte span, layout kept)
 //   into the own slot; small chunks are then reduced by every reader in rank
 //   order, large chunks piecewise (rank i reduces piece i of all slots into
 //   the result slot, then everyone copies the result), so the reduction of
 //   chunk k overlaps the copy-in of chunk k+1 by faster ranks. Broadcast
-//   packs chunks of the whole set into it.
+//   packs chunks of the whole set into it. Allgather(v) / gather / scatter
+//   / alltoall move packed byte streams, a slot (or sub-slot) per rank and
+//   step (see "data movement" below).
 #include "coll/shm.h"
 
 #include <fcntl.h>
@@ -74,6 +77,11 @@ struct alignas(64) Flag {
   uint64_t pad;
   uint8_t data[kInline];
 };
+// Sets of arrival lines, used round robin by step (data sets: two, s & 1).
+constexpr uint64_t kFlagSets = 8;
+// Bytes of the small-message area per set of arrival lines (a bcast step
+// of at most this many bytes uses it instead of a data set).
+constexpr size_t kSmall = 1024;
 struct alignas(64) Header {
   std::atomic<uint32_t> attached;
 };
@@ -84,7 +92,8 @@ size_t chunk_bytes() {
 }
 
 size_t segment_bytes(int n, size_t chunk) {
-  return sizeof(Header) + 4 * static_cast<size_t>(n) * sizeof(Flag) + 2 * (static_cast<size_t>(n) + 1) * chunk;
+  return sizeof(Header) + (kFlagSets + 2) * static_cast<size_t>(n) * sizeof(Flag) + kFlagSets * kSmall +
+         2 * (static_cast<size_t>(n) + 1) * chunk;
 }
 
 // Waits for `pred` with the library's policy (spin, then yield the core),
@@ -124,12 +133,17 @@ struct Seg {
   // Arrival flags per data set: arrive(s)[i] >= s once rank i's data of
   // step s is in place.
   Flag* arrive(uint64_t s) const {
-    return reinterpret_cast<Flag*>(static_cast<uint8_t*>(ns.base) + sizeof(Header)) + (s & 1) * n;
+    return reinterpret_cast<Flag*>(static_cast<uint8_t*>(ns.base) + sizeof(Header)) + (s % kFlagSets) * n;
   }
-  Flag* red() const { return arrive(0) + 2 * n; }
-  Flag* done() const { return arrive(0) + 3 * n; }
+  // The small-message area that goes with the arrival lines of step s.
+  uint8_t* small(uint64_t s) const {
+    return static_cast<uint8_t*>(ns.base) + sizeof(Header) + (kFlagSets + 2) * n * sizeof(Flag) +
+           (s % kFlagSets) * kSmall;
+  }
+  Flag* red() const { return arrive(0) + kFlagSets * n; }
+  Flag* done() const { return arrive(0) + (kFlagSets + 1) * n; }
   uint8_t* set(uint64_t s) const {
-    return static_cast<uint8_t*>(ns.base) + sizeof(Header) + 4 * n * sizeof(Flag) +
+    return static_cast<uint8_t*>(ns.base) + sizeof(Header) + (kFlagSets + 2) * n * sizeof(Flag) + kFlagSets * kSmall +
            (s & 1) * (static_cast<size_t>(n) + 1) * chunk;
   }
   uint8_t* slot(uint64_t s, int i) const { return set(s) + static_cast<size_t>(i) * chunk; }
@@ -142,6 +156,14 @@ struct Seg {
     if (s < 2 || ns.safe >= s - 2) return;
     node_wait([&] { return all_at_least(done(), n, s - 2); });
     ns.safe = s - 2;
+  }
+  // Before a step that uses only arrival lines and the small area (no
+  // data set): every rank is done with step s - kFlagSets, so a bcast root
+  // can run that many small calls ahead of slow readers.
+  void claim_lines(uint64_t s) const {
+    if (s < kFlagSets || ns.safe >= s - kFlagSets) return;
+    node_wait([&] { return all_at_least(done(), n, s - kFlagSets); });
+    ns.safe = s - kFlagSets;
   }
   void arrived_all(uint64_t s) const {
     if (s - 1 > ns.safe) ns.safe = s - 1;
@@ -214,7 +236,13 @@ void node_barrier(Seg& g) {
 }
 
 // Broadcast of `count` items of `type` from member `root`, in packed chunks.
-void node_bcast(Seg& g, void* buf, MPI_Count count, const Datatype* type, int root) {
+// The root also puts its byte count into each step's flag line: a member
+// whose count differs (an erroneous program) gets MPI_ERR_OTHER (short) or
+// MPI_ERR_TRUNCATE (long) instead of silent garbage, and returns normally
+// as long as both counts take the same number of steps (always for
+// messages up to (ranks + 1) x chunk bytes).
+int node_bcast(Seg& g, void* buf, MPI_Count count, const Datatype* type, int root) {
+  int err = MPI_SUCCESS;
   size_t total = payload_bytes(count, type);
   size_t step_bytes = (static_cast<size_t>(g.n) + 1) * g.chunk;
   Convertor cv;
@@ -224,19 +252,30 @@ void node_bcast(Seg& g, void* buf, MPI_Count count, const Datatype* type, int ro
     size_t len = std::min(step_bytes, total - off);
     uint64_t s = ++g.ns.seq;
     Flag* f = &g.arrive(s)[root];
-    uint8_t* data = len <= kInline ? f->data : g.set(s);
+    uint8_t* data = len <= kInline ? f->data : len <= kSmall ? g.small(s) : g.set(s);
     if (g.me == root) {
-      g.claim(s);
+      if (len <= kSmall) g.claim_lines(s);
+      else g.claim(s);
       if (contiguous) std::memcpy(data, static_cast<uint8_t*>(buf) + off, len);
       else convertor_pack(cv, data, len);
+      f->pad = total;
       post(f, s);
     } else {
       wait_one(f, s);
+      size_t sent = static_cast<size_t>(f->pad);
+      if (sent != total) {
+        if (err == MPI_SUCCESS) err = sent < total ? MPI_ERR_OTHER : MPI_ERR_TRUNCATE;
+        // Take what the root wrote, from where it wrote it.
+        size_t root_len = sent > off ? std::min(step_bytes, sent - off) : 0;
+        data = root_len <= kInline ? f->data : root_len <= kSmall ? g.small(s) : g.set(s);
+        len = std::min(len, root_len);
+      }
       if (contiguous) std::memcpy(static_cast<uint8_t*>(buf) + off, data, len);
       else convertor_unpack(cv, data, len);
     }
     post(&g.done()[g.me], s);
   }
+  return err;
 }
 
 // Reduction of `count` items: `in` is my operand (a buffer pointer), `out`
@@ -309,6 +348,121 @@ int node_reduce(Seg& g, const void* in, void* out, MPI_Count count, const Dataty
     post(&g.done()[g.me], s);
   }
   return MPI_SUCCESS;
+}
+
+// ---- data movement: allgather(v), gather, scatter, alltoall -------------------------
+//
+// Each rank's contribution is a packed byte stream (the type signature's
+// bytes, holes removed); a step moves the next piece of every stream
+// through the set: up to `chunk` bytes per rank (allgather, gather,
+// scatter) or chunk / n per pair (alltoall). Every rank knows how many
+// steps a call takes (signatures match), so seq stays in step everywhere.
+// Contiguous buffers are copied with memcpy, others through a convertor.
+
+// A cursor over the packed stream of `count` items of `type` at `buf`.
+struct Stream {
+  uint8_t* base = nullptr;
+  bool contig = true;
+  size_t pos = 0;
+  Convertor cv;
+  Stream() = default;
+  Stream(const void* buf, MPI_Count count, const Datatype* type)
+      : base(static_cast<uint8_t*>(const_cast<void*>(buf))), contig(type == nullptr || type->contiguous) {
+    if (!contig && count > 0) cv = Convertor(*type, buf, static_cast<size_t>(count));
+  }
+  void pack(void* dst, size_t len) {
+    if (len == 0) return;
+    if (contig) std::memcpy(dst, base + pos, len);
+    else convertor_pack(cv, dst, len);
+    pos += len;
+  }
+  void unpack(const void* src, size_t len) {
+    if (len == 0) return;
+    if (contig) std::memcpy(base + pos, src, len);
+    else convertor_unpack(cv, src, len);
+    pos += len;
+  }
+};
+
+// Bytes of a stream of `total` bytes that fall into [off, off + per).
+size_t piece(size_t total, size_t off, size_t per) { return total <= off ? 0 : std::min(per, total - off); }
+
+// Allgather(v) (root < 0: every member reads) and gather (root: the only
+// reader). bytes[i]: member i's stream length, known to every rank (only
+// its own to a gather non-root, where all are equal); `src`: my stream
+// (length 0 at a gather root or an in-place rank: nothing to send);
+// out[i]: where member i's stream goes (readers only).
+void node_gather(Seg& g, const std::vector<size_t>& bytes, Stream& src, size_t my_bytes, std::vector<Stream>& out,
+                 int root) {
+  size_t maxb = 0;
+  for (size_t b : bytes) maxb = std::max(maxb, b);
+  bool inl = maxb <= kInline;
+  size_t per = inl ? kInline : g.chunk;
+  bool reader = root < 0 || g.me == root;
+  for (size_t off = 0; off < maxb; off += per) {
+    uint64_t s = ++g.ns.seq;
+    g.claim(s);
+    Flag* f = g.arrive(s);
+    src.pack(inl ? f[g.me].data : g.slot(s, g.me), piece(my_bytes, off, per));
+    post(&f[g.me], s);
+    if (reader) {
+      wait_all(f, g.n, s);
+      g.arrived_all(s);
+      for (int i = 0; i < g.n; ++i)
+        if (i != g.me) out[i].unpack(inl ? f[i].data : g.slot(s, i), piece(bytes[i], off, per));
+    }
+    post(&g.done()[g.me], s);
+  }
+}
+
+// Scatter of `m` bytes per member from member `root`: the root writes member
+// j's piece into slot j (or j's arrival line) and posts j's arrival flag, so
+// every member waits on its own line only.
+void node_scatter(Seg& g, size_t m, std::vector<Stream>& src, Stream& dst, int root) {
+  bool inl = m <= kInline;
+  size_t per = inl ? kInline : g.chunk;
+  for (size_t off = 0; off < m; off += per) {
+    uint64_t s = ++g.ns.seq;
+    Flag* f = g.arrive(s);
+    size_t len = piece(m, off, per);
+    if (g.me == root) {
+      g.claim(s);
+      for (int j = 0; j < g.n; ++j)
+        if (j != root) {
+          src[j].pack(inl ? f[j].data : g.slot(s, j), len);
+          post(&f[j], s);
+        }
+    } else {
+      wait_one(&f[g.me], s);
+      dst.unpack(inl ? f[g.me].data : g.slot(s, g.me), len);
+    }
+    post(&g.done()[g.me], s);
+  }
+}
+
+// Alltoall of `m` bytes per pair: my slot holds one sub-slot per
+// destination; everyone reads its sub-slot of every slot. In place works
+// because a step packs bytes [off, off + len) of every block before it
+// unpacks the same range into them.
+void node_alltoall(Seg& g, size_t m, std::vector<Stream>& src, std::vector<Stream>& dst) {
+  size_t n = static_cast<size_t>(g.n);
+  bool inl = m * n <= kInline;
+  size_t sub = inl ? m : (g.chunk / n) & ~static_cast<size_t>(63);
+  for (size_t off = 0; off < m; off += sub) {
+    uint64_t s = ++g.ns.seq;
+    g.claim(s);
+    Flag* f = g.arrive(s);
+    size_t len = piece(m, off, sub);
+    uint8_t* mine = inl ? f[g.me].data : g.slot(s, g.me);
+    for (int j = 0; j < g.n; ++j)
+      if (j != g.me) src[j].pack(mine + static_cast<size_t>(j) * sub, len);
+    post(&f[g.me], s);
+    wait_all(f, g.n, s);
+    g.arrived_all(s);
+    for (int i = 0; i < g.n; ++i)
+      if (i != g.me) dst[i].unpack((inl ? f[i].data : g.slot(s, i)) + static_cast<size_t>(g.me) * sub, len);
+    post(&g.done()[g.me], s);
+  }
 }
 
 // Member index of comm rank `r` on my node.
@@ -402,11 +556,18 @@ int leaders_barrier(const Topology& t, pml::Context* ctx) {
 bool node_kind(Kind k) {
   return k == Kind::barrier || k == Kind::bcast || k == Kind::reduce || k == Kind::allreduce;
 }
+// Kinds with a single-node form only (no hierarchical one yet).
+bool move_kind(Kind k) {
+  return k == Kind::allgather || k == Kind::allgatherv || k == Kind::gather || k == Kind::scatter ||
+         k == Kind::alltoall;
+}
 
 bool common_ok(const CommState* st, const Args& a) {
-  if (st->inter() || !node_kind(a.kind) || !st->node || !st->node->topo.known) return false;
+  if (st->inter() || !(node_kind(a.kind) || move_kind(a.kind)) || !st->node || !st->node->topo.known) return false;
   if ((a.kind == Kind::reduce || a.kind == Kind::allreduce) && a.recvcount > 0 && !reduction_type_ok(a.recvtype))
     return false;
+  // Alltoall splits a slot into one 64-byte-aligned sub-slot per rank.
+  if (a.kind == Kind::alltoall && static_cast<size_t>(st->coll->size()) * 64 > chunk_bytes()) return false;
   return true;
 }
 
@@ -471,7 +632,7 @@ bool shm_eligible(const CommState* st, const Args& a) {
 }
 
 bool hier_eligible(const CommState* st, const Args& a) {
-  if (!common_ok(st, a) || st->node->topo.nodes < 2) return false;
+  if (!common_ok(st, a) || move_kind(a.kind) || st->node->topo.nodes < 2) return false;
   if ((a.kind == Kind::reduce || a.kind == Kind::allreduce) && !a.op->commutative && !st->node->topo.blocks)
     return false;
   return true;
@@ -496,8 +657,7 @@ int node_part(CommState* st, const Args& a, const void* in, void* out, int root)
       node_barrier(g);
       return MPI_SUCCESS;
     case Kind::bcast:
-      node_bcast(g, out, a.recvcount, a.recvtype, root);
-      return MPI_SUCCESS;
+      return node_bcast(g, out, a.recvcount, a.recvtype, root);
     default:
       return node_reduce(g, in, out, a.recvcount, a.recvtype, a.op, root);
   }
@@ -505,8 +665,109 @@ int node_part(CommState* st, const Args& a, const void* in, void* out, int root)
 
 }  // namespace
 
+namespace {
+
+// Allgather(v), gather, scatter, alltoall on a single-node communicator
+// (members = ranks). The own block is a local typed copy.
+int shm_move(CommState* st, const Args& a) {
+  NodeState& ns = *st->node;
+  int n = static_cast<int>(ns.topo.members.size()), me = ns.topo.me;
+  auto recv_block = [&](int i, MPI_Count count) {
+    MPI_Aint disp = a.kind == Kind::allgatherv ? a.rdispls[i] : static_cast<MPI_Aint>(i) * count;
+    return byte_at(a.recvbuf, disp * a.recvtype->extent);
+  };
+  auto send_block = [&](int i) { return byte_at(a.sendbuf, static_cast<MPI_Aint>(i) * a.sendcount * a.sendtype->extent); };
+  switch (a.kind) {
+    case Kind::allgather:
+    case Kind::allgatherv: {
+      std::vector<MPI_Count> counts(static_cast<size_t>(n), a.recvcount);
+      if (a.kind == Kind::allgatherv) counts = a.recvcounts;
+      std::vector<size_t> bytes(static_cast<size_t>(n));
+      for (int i = 0; i < n; ++i) bytes[i] = payload_bytes(counts[i], a.recvtype);
+      if (!a.in_place)
+        if (int rc = copy_typed(a.sendbuf, a.sendcount, a.sendtype, recv_block(me, a.recvcount), counts[me], a.recvtype);
+            rc != MPI_SUCCESS)
+          return rc;
+      if (n == 1) return MPI_SUCCESS;
+      if (int rc = attach(st); rc != MPI_SUCCESS) return rc;
+      Seg g{ns, n, me, chunk_bytes()};
+      Stream src = a.in_place ? Stream(recv_block(me, a.recvcount), counts[me], a.recvtype)
+                              : Stream(a.sendbuf, a.sendcount, a.sendtype);
+      std::vector<Stream> out(static_cast<size_t>(n));
+      for (int i = 0; i < n; ++i)
+        if (i != me) out[i] = Stream(recv_block(i, a.recvcount), counts[i], a.recvtype);
+      node_gather(g, bytes, src, bytes[me], out, -1);
+      return MPI_SUCCESS;
+    }
+    case Kind::gather: {
+      bool root = me == a.root;
+      size_t m = root ? payload_bytes(a.recvcount, a.recvtype) : payload_bytes(a.sendcount, a.sendtype);
+      if (root && !a.in_place)
+        if (int rc = copy_typed(a.sendbuf, a.sendcount, a.sendtype, recv_block(me, a.recvcount), a.recvcount,
+                                a.recvtype);
+            rc != MPI_SUCCESS)
+          return rc;
+      if (n == 1 || m == 0) return MPI_SUCCESS;
+      if (int rc = attach(st); rc != MPI_SUCCESS) return rc;
+      Seg g{ns, n, me, chunk_bytes()};
+      std::vector<size_t> bytes(static_cast<size_t>(n), m);
+      Stream src = root ? Stream() : Stream(a.sendbuf, a.sendcount, a.sendtype);
+      std::vector<Stream> out(static_cast<size_t>(n));
+      if (root)
+        for (int i = 0; i < n; ++i)
+          if (i != me) out[i] = Stream(recv_block(i, a.recvcount), a.recvcount, a.recvtype);
+      node_gather(g, bytes, src, root ? 0 : m, out, a.root);
+      return MPI_SUCCESS;
+    }
+    case Kind::scatter: {
+      bool root = me == a.root;
+      size_t m = root ? payload_bytes(a.sendcount, a.sendtype) : payload_bytes(a.recvcount, a.recvtype);
+      if (root && !a.in_place)
+        if (int rc = copy_typed(send_block(me), a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype);
+            rc != MPI_SUCCESS)
+          return rc;
+      if (n == 1 || m == 0) return MPI_SUCCESS;
+      if (int rc = attach(st); rc != MPI_SUCCESS) return rc;
+      Seg g{ns, n, me, chunk_bytes()};
+      std::vector<Stream> src(static_cast<size_t>(n));
+      Stream dst;
+      if (root) {
+        for (int j = 0; j < n; ++j)
+          if (j != me) src[j] = Stream(send_block(j), a.sendcount, a.sendtype);
+      } else {
+        dst = Stream(a.recvbuf, a.recvcount, a.recvtype);
+      }
+      node_scatter(g, m, src, dst, a.root);
+      return MPI_SUCCESS;
+    }
+    default: {  // alltoall
+      size_t m = payload_bytes(a.recvcount, a.recvtype);
+      if (!a.in_place)
+        if (int rc = copy_typed(send_block(me), a.sendcount, a.sendtype, recv_block(me, a.recvcount), a.recvcount,
+                                a.recvtype);
+            rc != MPI_SUCCESS)
+          return rc;
+      if (n == 1 || m == 0) return MPI_SUCCESS;
+      if (int rc = attach(st); rc != MPI_SUCCESS) return rc;
+      Seg g{ns, n, me, chunk_bytes()};
+      std::vector<Stream> src(static_cast<size_t>(n)), dst(static_cast<size_t>(n));
+      for (int i = 0; i < n; ++i) {
+        if (i == me) continue;
+        src[i] = a.in_place ? Stream(recv_block(i, a.recvcount), a.recvcount, a.recvtype)
+                            : Stream(send_block(i), a.sendcount, a.sendtype);
+        dst[i] = Stream(recv_block(i, a.recvcount), a.recvcount, a.recvtype);
+      }
+      node_alltoall(g, m, src, dst);
+      return MPI_SUCCESS;
+    }
+  }
+}
+
+}  // namespace
+
 int shm_run(CommState* st, const Args& a) {
   const Topology& t = st->node->topo;
+  if (move_kind(a.kind)) return shm_move(st, a);
   switch (a.kind) {
     case Kind::barrier:
       return node_part(st, a, nullptr, nullptr, -1);

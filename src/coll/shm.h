@@ -3,9 +3,10 @@
 // intra-node part goes through the segment, the inter-node part runs among
 // the node leaders with point-to-point messages.
 //
-// Only blocking barrier / bcast / reduce / allreduce on intracommunicators
-// take these paths; nonblocking and persistent calls stay on pt2pt
-// schedules. Every wait here drives pml progress, so a blocking node-level
+// Only blocking barrier / bcast / reduce / allreduce (shm and hierarchical)
+// and allgather(v) / gather / scatter / alltoall (shm, single node) on
+// intracommunicators take these paths; nonblocking and persistent calls
+// stay on pt2pt schedules. Every wait here drives pml progress, so a blocking node-level
 // collective never starves a nonblocking one started before it on any rank
 // (MPI orders collectives by call order, and both kinds may be mixed on one
 // communicator). docs/collectives.md ("Node level") describes the segment.
@@ -54,8 +55,9 @@ struct NodeState {
 // first eligible call, so all do it together). Returns an MPI error code.
 int node_topology(CommState* st);
 // Whether the node-level algorithms can run this call: blocking barrier /
-// bcast / reduce / allreduce on an intracommunicator, and for reductions a
-// type whose items fit a slot. `hierarchical` also needs more than one node
+// bcast / reduce / allreduce (and, shm only, allgather(v) / gather /
+// scatter / alltoall) on an intracommunicator, and for reductions a type
+// whose items fit a slot. `hierarchical` also needs more than one node
 // and, for a non-commutative op, nodes that are runs of consecutive ranks.
 bool shm_eligible(const CommState* st, const Args& a);
 bool hier_eligible(const CommState* st, const Args& a);

@@ -428,8 +428,12 @@ static void run_all(const char *name)
     if (!strcmp(name, "bcast")) { t_bcast(big, di, 0); t_bcast(big, di, size - 1); }
     if (!strcmp(name, "allreduce")) { t_reduction(1, big, 0, 0, 0); t_reduction(1, big / 16, 1, 0, 1); }
     if (!strcmp(name, "reduce")) t_reduction(0, big, 0, size - 1, 0);
-    if (!strcmp(name, "allgather")) t_allgather(big / size, di, di, 0, 0);
-    if (!strcmp(name, "alltoall")) t_alltoall(big / (size * size), di, di, 0, 0);
+    if (!strcmp(name, "allgather")) { t_allgather(big / size, di, di, 0, 0); t_allgather(big / (4 * size), ds, di, 1, 0); }
+    if (!strcmp(name, "allgatherv")) t_allgather(big / (4 * size), di, ds, 0, 1);
+    if (!strcmp(name, "alltoall")) { t_alltoall(big / (size * size), di, di, 0, 0); t_alltoall(big / (4 * size * size), ds, di, 1, 0); }
+    /* several node-segment steps per block */
+    if (!strcmp(name, "gather")) { t_gather(big / (2 * size), di, di, size - 1, 0, 0); t_gather(big / (4 * size), ds, di, 0, 1, 0); }
+    if (!strcmp(name, "scatter")) { t_scatter(big / (2 * size), di, di, size - 1, 0, 0); t_scatter(big / (4 * size), di, ds, 0, 1, 0); }
 }
 
 static const char *algs_of(const char *name)
@@ -437,13 +441,13 @@ static const char *algs_of(const char *name)
     static const char *table[][2] = {
         {"barrier", "dissemination shm hierarchical"},
         {"bcast", "binomial knomial scatter_allgather pipeline shm hierarchical"},
-        {"gather", "binomial linear"},
+        {"gather", "binomial linear shm"},
         {"gatherv", "linear"},
-        {"scatter", "binomial linear"},
+        {"scatter", "binomial linear shm"},
         {"scatterv", "linear"},
-        {"allgather", "ring recursive_doubling bruck"},
-        {"allgatherv", "ring linear"},
-        {"alltoall", "pairwise bruck linear"},
+        {"allgather", "ring recursive_doubling bruck shm"},
+        {"allgatherv", "ring linear shm"},
+        {"alltoall", "pairwise bruck linear shm"},
         {"alltoallv", "pairwise linear"},
         {"alltoallw", "pairwise linear"},
         {"reduce", "binomial knomial shm hierarchical"},
@@ -461,13 +465,15 @@ static const char *algs_of(const char *name)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: coll_driver COLLECTIVE [NODE_SIZE]\n");
+        fprintf(stderr, "usage: coll_driver COLLECTIVE [NODE_SIZE [SHM_CHUNK]]\n");
         return 2;
     }
     coll = argv[1];
     /* NODE_SIZE: pretend nodes of that many consecutive ranks, so that the
        hierarchical algorithms run their leader phase on one host. */
     if (argc > 2) setenv("AXON_COLL_NODE_SIZE", argv[2], 1);
+    /* CHUNK: slot size of the node segment (small: many steps per call). */
+    if (argc > 3) setenv("AXON_COLL_SHM_CHUNK", argv[3], 1);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
