@@ -6,6 +6,8 @@
 # Each benchmark runs RUNS times (default 3), alternating the MPIs; the table
 # printed at the end holds the medians. BUILD_DIR is a configured and built
 # Axon tree (its libmpi_abi is used in place).
+# bench.sh BUILD_DIR RUNS large: 16-64 MiB one-way times, send buffer
+# registered whole against exposed in segments (docs/verbs.md).
 #
 # Soft-RoCE under qemu TCG is emulated end to end: absolute numbers say
 # nothing about real hardware; the ratios between rows are what to read.
@@ -17,6 +19,76 @@ RUNS=${2:-3}
 OUT=$B/rxe-bench
 mkdir -p "$OUT"
 LIB=$B/.libs
+if [ "${3:-}" = large ]; then
+  # bench.sh BUILD_DIR RUNS large: one-way time of 16 and 64 MiB
+  # messages (pt2pt_latency, RGET) with the send buffer registered whole
+  # before the RTS (AXON_BTL_VERBS_EXPOSE_SEGMENT=0) against exposed in
+  # segments (the default), alternating, medians over the runs.
+  cc -O2 -I"$SRC/include" -o "$OUT/axon_lat" "$SRC/contrib/bench/pt2pt_latency.c" "$SRC/contrib/bench/bench_common.c" \
+    -L"$LIB" -Wl,-rpath,"$LIB" -lmpi_abi -lm || exit 1
+  cat > "$OUT/guest_large.sh" <<EOF
+#!/bin/sh
+cat /proc/loadavg
+for r in \$(seq $RUNS); do
+  for seg in 0 4194304; do
+    for size in 16M 64M; do
+      AXON_BTL=verbs,self AXON_BTL_VERBS_EXPOSE_SEGMENT=\$seg $B/src/launcher/mpirun -np 2 $OUT/axon_lat -m \$size:\$size \
+        -x 1 -i 5 >> $OUT/large_seg\$seg.\$r 2>&1
+    done
+  done
+done
+cat /proc/loadavg
+EOF
+  rm -f "$OUT"/large_seg*.[0-9]*
+  AXON_RXE_VM_RW=$B AXON_RXE_VM_TIMEOUT=${AXON_RXE_VM_TIMEOUT:-1800} "$HERE/run-in-rxe-vm.sh" "sh $OUT/guest_large.sh" || exit $?
+  median() { sort -g | awk '{v[NR]=$1} END {if (NR) print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2); else print "-"}'; }
+  cell() { for f in "$OUT/$1".[0-9]*; do [ -f "$f" ] && awk -v s="$2" '$1 == s {print $2}' "$f"; done | median; }
+  echo "| size (B) | whole buffer registered first (us) | exposed in 4 MiB segments (us) |"
+  echo "|---:|---:|---:|"
+  for s in 16777216 67108864; do echo "| $s | $(cell large_seg0 $s) | $(cell large_seg4194304 $s) |"; done
+  exit 0
+fi
+if [ "${3:-}" = rma ]; then
+  # bench.sh BUILD_DIR RUNS rma: one-sided latency (contrib/bench/rma_latency,
+  # Win_allocate, lock_all + flush after each operation) between 2 ranks
+  # through rxe0: Axon by active messages (AXON_OSC_PATH=am) and by RDMA
+  # (AXON_OSC_PATH=rdma: WRITE / READ, NIC atomics), Open MPI with osc ucx.
+  ITERS=${RMA_ITERS:-300}
+  cc -O2 -I"$SRC/include" -o "$OUT/axon_rma" "$SRC/contrib/bench/rma_latency.c" -L"$LIB" -Wl,-rpath,"$LIB" \
+    -lmpi_abi || exit 1
+  command -v mpicc.openmpi >/dev/null && mpicc.openmpi -O2 -o "$OUT/ompi_rma" "$SRC/contrib/bench/rma_latency.c"
+  OPS="put get accumulate fetch_and_op compare_and_swap"
+  cat > "$OUT/guest_rma.sh" <<EOF
+#!/bin/sh
+B=$B; OUT=$OUT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+UCX="-x UCX_NET_DEVICES=rxe0:1 -x UCX_TLS=rc_verbs,ud_verbs,self -x UCX_UD_VERBS_ETH_DGID_CHECK=n -x UCX_WARN_UNUSED_ENV_VARS=n"
+for r in \$(seq $RUNS); do
+  for op in $OPS; do
+    AXON_BTL=verbs,self AXON_OSC_PATH=am \$B/src/launcher/mpirun -np 2 \$OUT/axon_rma allocate \$op $ITERS > \$OUT/rma_am_\$op.\$r 2>&1
+    AXON_BTL=verbs,self AXON_OSC_PATH=rdma \$B/src/launcher/mpirun -np 2 \$OUT/axon_rma allocate \$op $ITERS > \$OUT/rma_rdma_\$op.\$r 2>&1
+    if [ -x \$OUT/ompi_rma ]; then
+      timeout 120 mpirun.openmpi --allow-run-as-root --oversubscribe -np 2 --mca pml ucx --mca btl self --mca osc ucx \$UCX \$OUT/ompi_rma allocate \$op $ITERS > \$OUT/rma_ompi_\$op.\$r 2>&1
+    fi
+  done
+done
+EOF
+  rm -f "$OUT"/rma_*.[0-9]*
+  AXON_RXE_VM_RW=$B AXON_RXE_VM_TIMEOUT=${AXON_RXE_VM_TIMEOUT:-1800} "$HERE/run-in-rxe-vm.sh" "sh $OUT/guest_rma.sh" || exit $?
+  median() { sort -g | awk '{v[NR]=$1} END {if (NR) print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2); else print "-"}'; }
+  cell() {  # cell FILE_PREFIX SIZE: median usec over the runs
+    for f in "$OUT/$1".[0-9]*; do [ -f "$f" ] && awk -v s="$2" '$1 == s {print $2}' "$f"; done | median
+  }
+  echo "| operation | bytes | Axon, active messages (us) | Axon, RDMA (us) | Open MPI + UCX (us) |"
+  echo "|---|---:|---:|---:|---:|"
+  for op in $OPS; do
+    sizes=8; case $op in put|get) sizes="8 512 32768";; esac
+    for s in $sizes; do
+      echo "| $op | $s | $(cell rma_am_$op "$s") | $(cell rma_rdma_$op "$s") | $(cell rma_ompi_$op "$s") |"
+    done
+  done
+  exit 0
+fi
 cc -O2 -I"$SRC/include" -o "$OUT/axon_lat" "$SRC/contrib/bench/pt2pt_latency.c" "$SRC/contrib/bench/bench_common.c" \
   -L"$LIB" -Wl,-rpath,"$LIB" -lmpi_abi -lm || exit 1
 cc -O2 -I"$SRC/include" -o "$OUT/axon_bw" "$SRC/contrib/bench/pt2pt_bw.c" "$SRC/contrib/bench/bandwidth.c" \

@@ -35,6 +35,15 @@ struct Caps {
   bool can_put = false;       // put() writes into peer memory exposed by expose_writable()
   uint32_t latency_ns = 0;    // rough one-way latency, for choosing between transports
   uint32_t bandwidth_mbs = 0; // rough bandwidth
+  size_t expose_segment = 0;  // >0: the PML exposes large rendezvous buffers this many bytes at a time
+  // One-sided operations for RMA windows (src/osc/rdma.cpp): expose_window,
+  // put_nb / get_nb and rma_test below.
+  bool rma = false;
+  // 8-byte remote atomics (atomic_nb): fetch-and-add, compare-and-swap.
+  bool atomics = false;
+  // The device's atomics are coherent with the CPU's atomics on the target
+  // (IBV_ATOMIC_GLOB); otherwise only with other NIC atomics (IBV_ATOMIC_HCA).
+  bool atomics_glob = false;
 };
 
 class Transport {
@@ -81,6 +90,43 @@ class Transport {
   virtual int put(int peer, const void* local, uint64_t remote_addr, uint64_t remote_key, size_t len) {
     (void)peer; (void)local; (void)remote_addr; (void)remote_key; (void)len;
     return -3;  // kUnsupported
+  }
+
+  // ---- one-sided operations for RMA windows (caps.rma) ----
+  // Makes [addr, addr+len) readable and writable by every peer (and, with
+  // caps.atomics, a target of atomic_nb) for the life of a window; returns
+  // the key peers pass below, 0 on failure. Released by unexpose_window().
+  virtual uint64_t expose_window(void* addr, size_t len) {
+    (void)addr; (void)len;
+    return 0;
+  }
+  virtual void unexpose_window(uint64_t key) { (void)key; }
+  // Posts a write of `len` bytes at `local` to the peer's exposed memory and
+  // returns: `local` may be reused at once (copied or inlined where needed).
+  // Completion is observed with rma_test(). kAgain: not connected yet or the
+  // queue is full; progress and retry.
+  virtual int put_nb(int peer, const void* local, size_t len, uint64_t remote_addr, uint64_t key) {
+    (void)peer; (void)local; (void)len; (void)remote_addr; (void)key;
+    return -3;  // kUnsupported
+  }
+  // Posts a read; `local` holds the data once rma_test() says complete.
+  virtual int get_nb(int peer, void* local, size_t len, uint64_t remote_addr, uint64_t key) {
+    (void)peer; (void)local; (void)len; (void)remote_addr; (void)key;
+    return -3;
+  }
+  // Posts an 8-byte atomic on an 8-byte aligned remote word: compare-and-swap
+  // (`cas`: replaces it with `value` if it equals `compare`) or fetch-and-add
+  // of `value`; the old word goes to `result` (may be null) by completion.
+  virtual int atomic_nb(int peer, bool cas, uint64_t remote_addr, uint64_t key, uint64_t value, uint64_t compare,
+                        void* result) {
+    (void)peer; (void)cas; (void)remote_addr; (void)key; (void)value; (void)compare; (void)result;
+    return -3;
+  }
+  // 1 when every operation posted to `peer` above completed, 0 when some
+  // are still in flight (after polling once), negative when one failed.
+  virtual int rma_test(int peer) {
+    (void)peer;
+    return 1;
   }
 
   // Runs handlers for arrived messages; returns how many it handled.

@@ -26,6 +26,8 @@ struct Message {
   uint64_t key = 0;               // rendezvous: the transport's key for it
   bool synchronous = false;
   bool readable = true;           // rendezvous: the sender exposed its data for get()
+  uint64_t segment = 0;           // rendezvous: exposed in segments of this size (kRtsSegmented)
+  uint64_t key1 = 0;              // ... and segment 1's key
   std::vector<uint8_t> payload;   // eager: the data
   // kAmRtsDevice with an IPC handle of the sender's GPU buffer (out of line:
   // host messages pay only for a null pointer).
@@ -56,6 +58,10 @@ void on_reply(int src_world, const void* msg, size_t len);          // fin, sync
 void on_frag(int src_world, const void* msg, size_t len);
 void on_cts_put(int src_world, const void* msg, size_t len);  // sender: write, then kAmPutFin
 void on_put_fin(int src_world, const void* msg, size_t len);  // receiver: the data is in place
+void on_seg_ack(int src_world, const void* msg, size_t len);  // sender: segment read, expose the next
+void on_seg_key(int src_world, const void* msg, size_t len);  // receiver: the next segment's key
+void on_put_seg_ack(int src_world, const void* msg, size_t len);  // RPUT receiver: segment written
+void on_put_seg_key(int src_world, const void* msg, size_t len);  // RPUT sender: the next segment's key
 void on_cancel(int src_world, const void* msg, size_t len);
 void on_cancel_reply(int src_world, const void* msg, size_t len);
 void cancel_send(Request* r);

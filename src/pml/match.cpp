@@ -121,6 +121,12 @@ void match_or_keep(MatchQueues* q, int src_world, int am_id, const MatchHeader& 
     m.key = info.key;
     m.synchronous = info.synchronous;
     m.readable = !(info.flags & kRtsNotReadable);
+    if (am_id == kAmRts && (info.flags & kRtsSegmented) && rest_len >= sizeof info + sizeof(SegRtsInfo)) {
+      SegRtsInfo seg;
+      std::memcpy(&seg, rest + sizeof info, sizeof seg);
+      m.segment = seg.segment;
+      m.key1 = seg.key1;
+    }
     if (am_id == kAmRtsDevice) {
       DeviceRtsInfo dev;
       std::memcpy(&dev, rest + sizeof info, sizeof dev);

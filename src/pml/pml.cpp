@@ -21,7 +21,7 @@ IntParam spin_param{"AXON_WAIT_SPIN", -1,
                     "(-1: 2000, or 0 when local ranks outnumber cores)"};
 
 std::recursive_mutex big_lock;
-bool threaded = false;
+std::atomic<int> threaded{0};  // users of the lock: MPI_THREAD_MULTIPLE, the osc progress agent
 int spin = 2000;
 std::vector<Request*> request_pool;
 std::vector<ProgressHook> hooks;
@@ -72,6 +72,9 @@ void reset_result(Request* r) {
   r->state = 0;
   r->offset = 0;
   r->device = 0;
+  r->seg_size = r->seg_index = r->seg_addr = 0;
+  r->seg_keys[0] = r->seg_keys[1] = 0;
+  r->seg_have = 0;
 }
 
 // A receive from MPI_PROC_NULL or a send to it completes at once.
@@ -86,9 +89,10 @@ void complete_proc_null(Request* r) {
 
 int spin_rounds() { return spin; }
 
-void enable_thread_safety() { threaded = true; }
+void enable_thread_safety() { threaded.fetch_add(1); }
+void disable_thread_safety() { threaded.fetch_sub(1); }
 
-Guard::Guard() : locked_(threaded) {
+Guard::Guard() : locked_(threaded.load(std::memory_order_relaxed) > 0) {
   if (locked_) big_lock.lock();
 }
 Guard::~Guard() {
@@ -106,6 +110,10 @@ int init() {
   btl::register_handler(kAmFrag, on_frag);
   btl::register_handler(kAmCtsPut, on_cts_put);
   btl::register_handler(kAmPutFin, on_put_fin);
+  btl::register_handler(kAmSegAck, on_seg_ack);
+  btl::register_handler(kAmSegKey, on_seg_key);
+  btl::register_handler(kAmPutSegAck, on_put_seg_ack);
+  btl::register_handler(kAmPutSegKey, on_put_seg_key);
   btl::set_unordered(kAmFrag);  // each fragment carries its offset: transports may stripe them
   btl::register_handler(kAmCancel, on_cancel);
   btl::register_handler(kAmCancelReply, on_cancel_reply);

@@ -80,6 +80,14 @@ struct Request {
   uint32_t seq = 0;
   size_t message_length = 0;    // recv by fragments: bytes the sender will send
   uint8_t* staging = nullptr;   // packed copy of a non-contiguous buffer
+  // Segmented rendezvous (wire.h kRtsSegmented): segment size (0: not
+  // segmented), the keys of the two segments exposed / known (by index % 2),
+  // the next segment to read (receiver), the sender's data address (receiver).
+  uint64_t seg_size = 0;
+  uint64_t seg_keys[2] = {0, 0};
+  uint64_t seg_index = 0;
+  uint64_t seg_addr = 0;
+  uint8_t seg_have = 0;         // receiver: bit (index % 2) set when that key arrived
   uint8_t device = 0;           // the buffer is GPU memory (kDeviceBuffer | kDeviceIpc, device.cpp)
   void* device_state = nullptr; // device buffers: shadow copy, staging pipeline (device.cpp)
   Request* next = nullptr;      // intrusive list link (posted queue, pending sends)
@@ -155,6 +163,10 @@ void release_when_complete(Request* req, void (*done)(Request*));
 // The lock that serializes the library under MPI_THREAD_MULTIPLE; a no-op
 // otherwise.
 void enable_thread_safety();
+// Gives back one enable_thread_safety() (the lock goes off with the last):
+// only while no other thread can be inside the library (osc: after joining
+// its progress agent).
+void disable_thread_safety();
 class Guard {
  public:
   Guard();

@@ -31,7 +31,7 @@ struct Reply {
   int dest_world;
   int am_id;
   uint8_t len;
-  alignas(8) uint8_t bytes[sizeof(PutCtsInfo)];  // the largest control message
+  alignas(8) uint8_t bytes[sizeof(PutCtsInfo) + sizeof(SegRtsInfo)];  // the largest control message
 };
 
 std::deque<Request*> queued_sends;     // first message could not be sent yet
@@ -40,7 +40,7 @@ std::deque<Request*> streaming;        // senders pushing fragments
 std::deque<Reply> queued_replies;
 
 enum SendState : uint8_t { kSendQueued = 1, kSendWaitAck, kSendWaitFin, kSendWaitCts, kSendStreaming };
-enum RecvState : uint8_t { kRecvPosted = 1, kRecvFragments, kRecvWaitPut };
+enum RecvState : uint8_t { kRecvPosted = 1, kRecvFragments, kRecvWaitPut, kRecvSegments };
 
 const uint8_t* send_data(const Request* r) {
   return r->staging ? r->staging : static_cast<const uint8_t*>(r->buffer);
@@ -82,6 +82,8 @@ Counter eager_sends{"axon_pml_eager_sends", Counter::Class::Counter,
                     "Sends whose data went with the first message (eager protocol)"};
 Counter rendezvous_sends{"axon_pml_rendezvous_sends", Counter::Class::Counter,
                          "Sends announced first and moved when matched (rendezvous protocol)"};
+Counter rndv_segments{"axon_pml_rndv_segments", Counter::Class::Counter,
+                      "Segments of large rendezvous send buffers exposed one at a time (kRtsSegmented)"};
 
 // Tries to put the first message of a send on the wire.
 int try_first_message(Request* r) {
@@ -127,16 +129,28 @@ int try_first_message(Request* r) {
     }
   } else {
     // A transport that writes rather than reads: the receiver exposes its
-    // buffer instead (kAmCtsPut), ours needs no registration.
+    // buffer instead (kAmCtsPut), ours needs no registration. A very large
+    // buffer is exposed two segments at a time (wire.h kRtsSegmented).
     bool readable = caps.can_get || !caps.can_put;
-    if (readable && !r->exposed_key) r->exposed_key = t->expose(r->dest_world, send_data(r), r->length);
+    size_t seg = caps.expose_segment;
+    if (readable && seg && r->length > 2 * seg && !r->seg_size) {
+      r->seg_size = seg;
+      r->seg_keys[0] = t->expose(r->dest_world, send_data(r), seg);
+      r->seg_keys[1] = t->expose(r->dest_world, send_data(r) + seg, seg);
+      rndv_segments.add(2);
+    } else if (readable && !r->seg_size && !r->exposed_key) {
+      r->exposed_key = t->expose(r->dest_world, send_data(r), r->length);
+    }
     struct {
       MatchHeader h;
       RtsInfo rts;
-    } hdr{h, {to_id(r), reinterpret_cast<uint64_t>(send_data(r)), r->exposed_key,
-              static_cast<uint8_t>(r->mode == SendMode::Synchronous),
-              static_cast<uint8_t>(readable ? 0 : kRtsNotReadable), {}}};
-    rc = t->send(r->dest_world, kAmRts, &hdr, sizeof hdr, nullptr, 0);
+      SegRtsInfo seg;
+    } hdr{h,
+          {to_id(r), reinterpret_cast<uint64_t>(send_data(r)), r->seg_size ? r->seg_keys[0] : r->exposed_key,
+           static_cast<uint8_t>(r->mode == SendMode::Synchronous),
+           static_cast<uint8_t>((readable ? 0 : kRtsNotReadable) | (r->seg_size ? kRtsSegmented : 0)), {}},
+          {r->seg_size, r->seg_keys[1]}};
+    rc = t->send(r->dest_world, kAmRts, &hdr, r->seg_size ? sizeof hdr : sizeof hdr.h + sizeof hdr.rts, nullptr, 0);
     if (rc == kOk) {
       r->state = kSendWaitFin;
       rendezvous_sends.add();
@@ -146,6 +160,16 @@ int try_first_message(Request* r) {
 }
 
 void finish_send(Request* r);
+
+// Releases what a rendezvous send exposed (whole buffer or segments).
+void release_exposure(Request* r) {
+  if (!r->exposed_key && !r->seg_keys[0] && !r->seg_keys[1]) return;
+  btl::Transport* t = btl::route(r->dest_world);
+  for (uint64_t* k : {&r->exposed_key, &r->seg_keys[0], &r->seg_keys[1]}) {
+    if (*k) t->unexpose(r->dest_world, *k);
+    *k = 0;
+  }
+}
 
 // Pushes fragments until done or the transport is full. True when done.
 bool stream_fragments(Request* r) {
@@ -202,6 +226,7 @@ uint8_t* recv_data(Request* r) { return r->staging ? r->staging : static_cast<ui
 // waits for its reply: the reply names this request, so it must stay alive.
 void finish_send(Request* r) {
   cursors.erase(r);
+  release_exposure(r);  // e.g. exposed for a read, answered by CTS (fragments) instead
   r->bytes = r->length;
   if (r->cancel_pending) {
     r->done_while_cancelling = true;
@@ -212,12 +237,26 @@ void finish_send(Request* r) {
 
 }  // namespace
 
+void read_segments(Request* r);
+void write_segments(Request* r);
+
 void deliver(Request* r, Message& m, const void* payload, size_t payload_len) {
   const MatchHeader& h = m.header;
   r->source = h.source;
   r->tag = h.tag;
   size_t n = std::min<size_t>(h.length, r->length);
   r->truncated = h.length > r->length;
+  // A shorter message that ends inside a basic element of a derived receive
+  // type made of one basic type cannot match its type signature (MPI-4.1
+  // 3.3.1): like MPICH, report it as truncation rather than unpack half an
+  // element. Contiguous and mixed-type receive types get the bytes without
+  // an error, as in MPICH and Open MPI (MPI_Get_elements then says
+  // MPI_UNDEFINED).
+  if (!r->truncated && h.length < r->length && r->type && !r->type->contiguous &&
+      r->type->signature_count == 1) {
+    MPI_Count items = 0;
+    if (!count_elements(*r->type, h.length, &items)) r->truncated = true;
+  }
   if (m.am_id != kAmRts && m.am_id != kAmRtsDevice) {
     n = std::min(n, payload_len);
     if (n && non_contiguous(r) && !r->staging) unpack_bytes(*r->type, payload, n, r->buffer);
@@ -245,7 +284,7 @@ void deliver(Request* r, Message& m, const void* payload, size_t payload_len) {
       finish_recv(r);
       return;
     }
-  } else if (r->device && t->caps().can_get && m.readable) {
+  } else if (r->device && t->caps().can_get && m.readable && !m.segment) {
     // Host sender, GPU receiver: one read into host memory, one copy up.
     uint8_t* bounce = n ? static_cast<uint8_t*>(malloc(n)) : nullptr;
     if (n && !bounce) r->error = MPI_ERR_NO_MEM;
@@ -265,22 +304,54 @@ void deliver(Request* r, Message& m, const void* payload, size_t payload_len) {
       r->staging = static_cast<uint8_t*>(malloc(n));
       if (!r->staging) r->error = MPI_ERR_NO_MEM;
     }
+    // A large buffer is exposed two segments at a time (wire.h kAmPutSegAck).
     uint64_t key = 0;
-    if (n && r->error == MPI_SUCCESS && !(key = t->expose_writable(m.source_world, recv_data(r), n)))
-      r->error = MPI_ERR_OTHER;
-    if (!key) n = 0;  // nothing exposed: the sender writes nothing, the receive fails
-    r->exposed_key = key;
+    size_t seg = t->caps().expose_segment;
     r->dest_world = m.source_world;  // a receive's peer, for unexpose in on_put_fin
+    if (seg && n > 2 * seg && r->error == MPI_SUCCESS) {
+      r->seg_keys[0] = t->expose_writable(m.source_world, recv_data(r), seg);
+      r->seg_keys[1] = t->expose_writable(m.source_world, recv_data(r) + seg, seg);
+      if (r->seg_keys[0] && r->seg_keys[1]) {
+        r->seg_size = seg;
+        key = r->seg_keys[0];
+        rndv_segments.add(2);
+      } else {
+        release_exposure(r);
+        r->error = MPI_ERR_OTHER;
+      }
+    } else if (n && r->error == MPI_SUCCESS && !(key = t->expose_writable(m.source_world, recv_data(r), n))) {
+      r->error = MPI_ERR_OTHER;
+    }
+    if (!key) n = 0;  // nothing exposed: the sender writes nothing, the receive fails
+    if (!r->seg_size) r->exposed_key = key;
     r->bytes = n;
     r->state = kRecvWaitPut;
-    PutCtsInfo cts{m.sender_request, to_id(r), reinterpret_cast<uint64_t>(recv_data(r)), key, n};
-    send_control(m.source_world, kAmCtsPut, &cts, sizeof cts);
-  } else if (t->caps().can_get && m.readable && m.am_id != kAmRtsDevice) {
+    struct {
+      PutCtsInfo cts;
+      SegRtsInfo seg;
+    } cts{{m.sender_request, to_id(r), reinterpret_cast<uint64_t>(recv_data(r)), key, n}, {seg, r->seg_keys[1]}};
+    send_control(m.source_world, kAmCtsPut, &cts, r->seg_size ? sizeof cts : sizeof cts.cts);
+  } else if (t->caps().can_get && m.readable && m.am_id != kAmRtsDevice && !(r->device && m.segment)) {
     // A single-copy read needs one contiguous target: non-contiguous data is
     // read into a staging buffer that finish_recv unpacks.
     if (n && non_contiguous(r) && !r->staging) {
       r->staging = static_cast<uint8_t*>(malloc(n));
       if (!r->staging) r->error = MPI_ERR_NO_MEM;
+    }
+    if (n && m.segment) {
+      // Exposed in segments: read them as their keys come (read_segments).
+      r->state = kRecvSegments;
+      r->bytes = n;
+      r->remote_id = m.sender_request;
+      r->dest_world = m.source_world;
+      r->seg_size = m.segment;
+      r->seg_addr = m.address;
+      r->seg_keys[0] = m.key;
+      r->seg_keys[1] = m.key1;
+      r->seg_have = 3;
+      r->seg_index = 0;
+      read_segments(r);
+      return;
     }
     if (n && r->error == MPI_SUCCESS && t->get(m.source_world, recv_data(r), m.address, m.key, n) != kOk)
       r->error = MPI_ERR_OTHER;
@@ -322,17 +393,89 @@ void on_frag(int, const void* msg, size_t len) {
   }
 }
 
+// Receiver of a segmented RTS: reads every segment whose key is known, in
+// order, acknowledging each but the last (the sender then exposes the one
+// two further); after the last, FIN. After a failure the remaining reads are
+// skipped but the exchange runs to its end, so no key message can arrive
+// after the request completed.
+void read_segments(Request* r) {
+  btl::Transport* t = btl::route(r->dest_world);
+  size_t n = r->bytes;
+  uint64_t count = (n + r->seg_size - 1) / r->seg_size;
+  while (r->seg_index < count) {
+    unsigned slot = static_cast<unsigned>(r->seg_index % 2);
+    if (!(r->seg_have & (1u << slot))) return;  // its key is on its way (on_seg_key)
+    size_t off = static_cast<size_t>(r->seg_index * r->seg_size);
+    size_t len = std::min<size_t>(static_cast<size_t>(r->seg_size), n - off);
+    if (r->error == MPI_SUCCESS &&
+        t->get(r->dest_world, recv_data(r) + off, r->seg_addr + off, r->seg_keys[slot], len) != kOk)
+      r->error = MPI_ERR_OTHER;
+    r->seg_have &= static_cast<uint8_t>(~(1u << slot));
+    r->seg_keys[slot] = 0;
+    if (++r->seg_index < count) {
+      SegInfo ack{r->remote_id, to_id(r), r->seg_index - 1, n};
+      send_control(r->dest_world, kAmSegAck, &ack, sizeof ack);
+    }
+  }
+  send_reply(r->dest_world, kAmFin, r->remote_id, 0);
+  finish_recv(r);
+}
+
+// Sender: segment `index` was read. Release it and expose the one two
+// further, if the receiver reads that far.
+void on_seg_ack(int, const void* msg, size_t) {
+  SegInfo ack;
+  std::memcpy(&ack, msg, sizeof ack);
+  Request* r = from_id(ack.sender_request);
+  btl::Transport* t = btl::route(r->dest_world);
+  unsigned slot = static_cast<unsigned>(ack.index % 2);
+  if (r->seg_keys[slot]) t->unexpose(r->dest_world, r->seg_keys[slot]);
+  r->seg_keys[slot] = 0;
+  size_t total = std::min<size_t>(r->length, static_cast<size_t>(ack.key));
+  uint64_t next = ack.index + 2;
+  if (next * r->seg_size >= total) return;
+  size_t off = static_cast<size_t>(next * r->seg_size);
+  size_t len = std::min<size_t>(static_cast<size_t>(r->seg_size), total - off);
+  r->seg_keys[slot] = t->expose(r->dest_world, send_data(r) + off, len);  // 0: the receiver's read fails
+  rndv_segments.add();
+  SegInfo key{ack.sender_request, ack.receiver_request, next, r->seg_keys[slot]};
+  send_control(r->dest_world, kAmSegKey, &key, sizeof key);
+}
+
+// Receiver: the key of a further segment.
+void on_seg_key(int, const void* msg, size_t) {
+  SegInfo key;
+  std::memcpy(&key, msg, sizeof key);
+  Request* r = from_id(key.receiver_request);
+  unsigned slot = static_cast<unsigned>(key.index % 2);
+  r->seg_keys[slot] = key.key;
+  r->seg_have |= static_cast<uint8_t>(1u << slot);
+  read_segments(r);
+}
+
 // Sender: the receiver exposed its buffer; write the message into it.
-void on_cts_put(int, const void* msg, size_t) {
+void on_cts_put(int, const void* msg, size_t len) {
   PutCtsInfo cts;
   std::memcpy(&cts, msg, sizeof cts);
   Request* r = from_id(cts.sender_request);
   btl::Transport* t = btl::route(r->dest_world);
-  if (r->exposed_key) {  // exposed for a read that did not come
-    t->unexpose(r->dest_world, r->exposed_key);
-    r->exposed_key = 0;
-  }
+  release_exposure(r);  // exposed for a read that did not come
   size_t n = std::min<size_t>(cts.length, r->length);
+  if (n && len >= sizeof cts + sizeof(SegRtsInfo)) {
+    // The receiver exposed its buffer in segments: write them as their keys come.
+    SegRtsInfo seg;
+    std::memcpy(&seg, static_cast<const uint8_t*>(msg) + sizeof cts, sizeof seg);
+    r->seg_size = seg.segment;
+    r->seg_addr = cts.address;
+    r->seg_keys[0] = cts.key;
+    r->seg_keys[1] = seg.key1;
+    r->seg_have = 3;
+    r->seg_index = 0;
+    r->remote_id = cts.receiver_request;
+    r->message_length = n;
+    write_segments(r);
+    return;
+  }
   uint64_t failed = 0;
   if (n && t->put(r->dest_world, send_data(r), cts.address, cts.key, n) != kOk) {
     failed = 1;
@@ -344,15 +487,73 @@ void on_cts_put(int, const void* msg, size_t) {
   finish_send(r);
 }
 
+// RPUT sender, the receiver's buffer exposed in segments: writes every
+// segment whose key is known, in order, acknowledging each but the last;
+// after the last, PUT-FIN. The keys are the receiver's: cleared as used,
+// never released here. After a failure the exchange runs to its end.
+void write_segments(Request* r) {
+  btl::Transport* t = btl::route(r->dest_world);
+  size_t n = r->message_length;
+  uint64_t count = (n + r->seg_size - 1) / r->seg_size;
+  while (r->seg_index < count) {
+    unsigned slot = static_cast<unsigned>(r->seg_index % 2);
+    if (!(r->seg_have & (1u << slot))) return;  // its key is on its way (on_put_seg_key)
+    size_t off = static_cast<size_t>(r->seg_index * r->seg_size);
+    size_t len = std::min<size_t>(static_cast<size_t>(r->seg_size), n - off);
+    if (r->error == MPI_SUCCESS &&
+        t->put(r->dest_world, send_data(r) + off, r->seg_addr + off, r->seg_keys[slot], len) != kOk)
+      r->error = MPI_ERR_OTHER;
+    r->seg_have &= static_cast<uint8_t>(~(1u << slot));
+    r->seg_keys[slot] = 0;
+    if (++r->seg_index < count) {
+      SegInfo ack{to_id(r), r->remote_id, r->seg_index - 1, n};
+      send_control(r->dest_world, kAmPutSegAck, &ack, sizeof ack);
+    }
+  }
+  r->seg_keys[0] = r->seg_keys[1] = 0;
+  ReplyInfo fin{r->error == MPI_SUCCESS ? 0u : 1u, r->remote_id};
+  send_control(r->dest_world, kAmPutFin, &fin, sizeof fin);
+  finish_send(r);
+}
+
+// RPUT receiver: segment `index` was written. Release it and expose the one
+// two further, if there is one.
+void on_put_seg_ack(int, const void* msg, size_t) {
+  SegInfo ack;
+  std::memcpy(&ack, msg, sizeof ack);
+  Request* r = from_id(ack.receiver_request);
+  btl::Transport* t = btl::route(r->dest_world);
+  unsigned slot = static_cast<unsigned>(ack.index % 2);
+  if (r->seg_keys[slot]) t->unexpose(r->dest_world, r->seg_keys[slot]);
+  r->seg_keys[slot] = 0;
+  uint64_t next = ack.index + 2;
+  if (next * r->seg_size >= r->bytes) return;
+  size_t off = static_cast<size_t>(next * r->seg_size);
+  size_t len = std::min<size_t>(static_cast<size_t>(r->seg_size), r->bytes - off);
+  r->seg_keys[slot] = t->expose_writable(r->dest_world, recv_data(r) + off, len);
+  if (!r->seg_keys[slot]) r->error = MPI_ERR_OTHER;  // the sender's write fails too
+  rndv_segments.add();
+  SegInfo key{ack.sender_request, ack.receiver_request, next, r->seg_keys[slot]};
+  send_control(r->dest_world, kAmPutSegKey, &key, sizeof key);
+}
+
+// RPUT sender: the key of a further segment of the receiver's buffer.
+void on_put_seg_key(int, const void* msg, size_t) {
+  SegInfo key;
+  std::memcpy(&key, msg, sizeof key);
+  Request* r = from_id(key.sender_request);
+  unsigned slot = static_cast<unsigned>(key.index % 2);
+  r->seg_keys[slot] = key.key;
+  r->seg_have |= static_cast<uint8_t>(1u << slot);
+  write_segments(r);
+}
+
 // Receiver: the sender's writes are complete.
 void on_put_fin(int, const void* msg, size_t) {
   ReplyInfo fin;
   std::memcpy(&fin, msg, sizeof fin);
   Request* r = from_id(fin.receiver_request);
-  if (r->exposed_key) {
-    btl::route(r->dest_world)->unexpose(r->dest_world, r->exposed_key);
-    r->exposed_key = 0;
-  }
+  release_exposure(r);  // the whole buffer, or what is left of its segments
   if (fin.sender_request && r->error == MPI_SUCCESS) r->error = MPI_ERR_OTHER;
   finish_recv(r);
 }
@@ -363,10 +564,7 @@ void on_reply(int am_id, const void* msg) {
   Request* r = from_id(info.sender_request);
   switch (am_id) {
     case kAmFin:
-      if (r->exposed_key) {
-        btl::route(r->dest_world)->unexpose(r->dest_world, r->exposed_key);
-        r->exposed_key = 0;
-      }
+      release_exposure(r);
       finish_send(r);
       break;
     case kAmSyncAck:
@@ -534,10 +732,7 @@ void on_cancel_reply(int, const void* msg, size_t) {
   Request* r = from_id(reply.sender_request);
   r->cancel_pending = false;
   if (reply.withdrawn) {
-    if (r->exposed_key) {
-      btl::route(r->dest_world)->unexpose(r->dest_world, r->exposed_key);
-      r->exposed_key = 0;
-    }
+    release_exposure(r);
     r->cancelled = true;
     r->bytes = 0;
     request_complete(r);

@@ -20,6 +20,10 @@ enum AmId : int {
   kAmRtsDevice = 10,   // MatchHeader + RtsInfo + DeviceRtsInfo: a large message in GPU memory
   kAmCtsPut = 11,      // PutCtsInfo: receiver exposed its buffer; the sender writes it (put) ...
   kAmPutFin = 12,      // ReplyInfo: ... and then says it is done (sender_request: 0 ok, 1 failed)
+  kAmSegAck = 13,      // SegInfo: the receiver read segment `index` of a segmented RTS
+  kAmSegKey = 14,      // SegInfo: the sender exposed segment `index` under `key`
+  kAmPutSegAck = 15,   // SegInfo: RPUT in segments: the sender wrote segment `index`
+  kAmPutSegKey = 16,   // SegInfo: the receiver exposed segment `index` under `key`
 };
 
 struct MatchHeader {
@@ -47,6 +51,32 @@ struct RtsInfo {
 // RDMA WRITE, Caps::can_put without can_get): the receiver must answer
 // kAmCtsPut (or kAmCts), never read.
 constexpr uint8_t kRtsNotReadable = 1;
+// The sender exposed its buffer in segments (Caps::expose_segment), two at a
+// time: SegRtsInfo follows RtsInfo; RtsInfo::key is segment 0's key. The
+// receiver reads the segments in order and acknowledges each but the last
+// (kAmSegAck), on which the sender releases it and exposes the segment two
+// further (kAmSegKey): registration of segment k+2 overlaps reading k+1,
+// the first byte moves after two segments were registered instead of the
+// whole buffer, and the sender holds at most two registered at once. FIN
+// ends it as usual.
+constexpr uint8_t kRtsSegmented = 2;
+struct SegRtsInfo {
+  uint64_t segment;  // bytes per segment (the last one: the rest)
+  uint64_t key1;     // segment 1's key
+};
+// RPUT the other way round: a receive buffer larger than two segments is
+// exposed two at a time; kAmCtsPut then carries SegRtsInfo after PutCtsInfo
+// (PutCtsInfo::key: segment 0), the sender writes the segments in order and
+// acknowledges each but the last (kAmPutSegAck), the receiver releases it
+// and exposes the one two further (kAmPutSegKey); PUT-FIN ends it.
+// kAmSegAck: `key` is how many bytes the receiver reads in all (it may be
+// shorter than the message), so the sender exposes no segment it would not read.
+struct SegInfo {
+  uint64_t sender_request;
+  uint64_t receiver_request;
+  uint64_t index;
+  uint64_t key;
+};
 
 // kAmCtsPut: where the sender writes the message (at most `length` bytes:
 // the receive buffer may be shorter than the message).

@@ -92,6 +92,26 @@ int main(int argc, char **argv)
     CHECK(error_class_of(statuses[1].MPI_ERROR) == MPI_ERR_TRUNCATE, "receive status error class %d",
           error_class_of(statuses[1].MPI_ERROR));
     CHECK(statuses[0].MPI_ERROR == MPI_SUCCESS, "send status error %d", statuses[0].MPI_ERROR);
+    /* a shorter message ending inside an int of a derived receive type (6
+       bytes into a vector of ints) is a signature mismatch, reported as
+       truncation (as MPICH does); 8 bytes into a 4-int buffer is an ordinary
+       short message */
+    unsigned char six[6] = {1, 2, 3, 4, 5, 6};
+    int wide[4] = {0, 0, 0, 0};
+    MPI_Datatype spaced;
+    CHECK_MPI(MPI_Type_vector(2, 1, 2, MPI_INT, &spaced));
+    CHECK_MPI(MPI_Type_commit(&spaced));
+    CHECK_MPI(MPI_Isend(six, 6, MPI_BYTE, rank, 11, MPI_COMM_WORLD, &request));
+    EXPECT_CLASS(MPI_Recv(wide, 1, spaced, rank, 11, MPI_COMM_WORLD, &status), MPI_ERR_TRUNCATE);
+    CHECK_MPI(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    CHECK_MPI(MPI_Type_free(&spaced));
+    CHECK_MPI(MPI_Isend(message, 2, MPI_INT, rank, 12, MPI_COMM_WORLD, &request));
+    CHECK_MPI(MPI_Recv(wide, 4, MPI_INT, rank, 12, MPI_COMM_WORLD, &status));
+    int got_count = -1;
+    CHECK_MPI(MPI_Get_count(&status, MPI_INT, &got_count));
+    CHECK(got_count == 2 && wide[0] == 11 && wide[1] == 22, "short receive: count %d, data %d %d",
+          got_count, wide[0], wide[1]);
+    CHECK_MPI(MPI_Wait(&request, MPI_STATUS_IGNORE));
 
     /* error strings */
     char text[MPI_MAX_ERROR_STRING];

@@ -65,6 +65,15 @@ case "$1" in
     AXON_BTL_VERBS_RNDV=put AXON_BTL_VERBS_EAGER_LIMIT=256 AXON_BTL_VERBS_CREDITS=4 \
       run pingpong_put_np2 2 test/verbs/pingpong 2097152
     AXON_BTL_VERBS_RNDV=put run p2p_modes_put_np2 2 test/mpi/p2p_modes ;;
+  segments)
+    # Send buffers (RGET) and receive buffers (RPUT) larger than two
+    # segments are exposed 256 KiB at a time (two at once, the next as the
+    # peer acknowledges one): exact data, chunks, and exactly
+    # ceil(size / 256 KiB) segments exposed per such message.
+    AXON_BTL_VERBS_PIPELINE_CHUNK=65536 AXON_BTL_VERBS_EXPOSE_SEGMENT=262144 \
+      run rndv_get_seg_np3 3 test/verbs/rndv get 65536 seg=262144
+    AXON_BTL_VERBS_RNDV=put AXON_BTL_VERBS_PIPELINE_CHUNK=65536 AXON_BTL_VERBS_EXPOSE_SEGMENT=262144 \
+      run rndv_put_seg_np2 2 test/verbs/rndv put 65536 seg=262144 ;;
   rails)
     # Two rails (vm.sh gives this group two NICs: rxe0, rxe1): eager on rail
     # 0, rendezvous striped over both by port rate; exact data, and each
@@ -81,6 +90,26 @@ case "$1" in
     AXON_OSC_PATH=am run rma_atomic_allocate_np3 3 test/rma/rma_atomic allocate
     AXON_OSC_PATH=am run rma_big_dynamic_np2 2 test/rma/rma_big dynamic
     AXON_OSC_PATH=am run rma_passive_allocate_np3 3 test/rma/rma_passive allocate ;;
+  rmardma)
+    # One-sided communication by RDMA (src/osc/rdma.cpp): AXON_OSC_PATH=rdma
+    # reaches every other rank through rxe0 with RDMA WRITE / READ, and since
+    # every rank then goes through the NIC, 8-byte MPI_SUM and compare-and-swap
+    # use the NIC's atomics (a rank's own memory through a neighbour); the log
+    # (AXON_VERBOSE=1) must say so.
+    export AXON_OSC_PATH=rdma
+    AXON_VERBOSE=1 run rma_rdma_allocate_np3 3 test/rma/rma_rdma allocate
+    if grep -q "by NIC atomics (every rank through the NIC)" /tmp/out.$$; then echo "PASS  nic_atomics_used"
+    else echo "FAIL  nic_atomics_used: no 'by NIC atomics' in the log"; failed=1; fi
+    # 1 MiB Put / Get: the transport's pipelined WRITE / READ
+    run rma_big_allocate_np2 2 test/rma/rma_big allocate ;;
+  rmardma_ops)
+    # The same path for every operation x synchronization (rma_ops: Win_create
+    # and Win_allocate registrations) and for a passive target that computes
+    # outside MPI (rma_passive).
+    export AXON_OSC_PATH=rdma
+    run rma_ops_create_np3 3 test/rma/rma_ops create
+    run rma_ops_allocate_np2 2 test/rma/rma_ops allocate
+    run rma_passive_create_np2 2 test/rma/rma_passive create ;;
   *) echo "unknown group $1"; exit 2 ;;
 esac
 exit $failed

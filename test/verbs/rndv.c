@@ -15,6 +15,11 @@
  *   rndv MODE CHUNK rails   two rails: both carried rendezvous bytes
  *                       (axon_btl_verbs_rail0_bytes, _rail1_bytes), which
  *                       add up to the total; "onerail": rail 1 carried none.
+ *   rndv MODE CHUNK seg=BYTES   buffers larger than two segments of BYTES
+ *                       (AXON_BTL_VERBS_EXPOSE_SEGMENT, a multiple of CHUNK;
+ *                       get: send buffers, put: receive buffers) are exposed
+ *                       segment by segment: axon_pml_rndv_segments must count
+ *                       exactly ceil(size / BYTES) for each.
  * Under another MPI the counter checks are skipped. */
 #include <mpi.h>
 #include <stdint.h>
@@ -24,12 +29,13 @@
 
 #include "../mpi/check.h"
 
-static unsigned long long moved, chunks, chunk_size;
+static unsigned long long moved, chunks, chunk_size, segments, segment_size;
 
 static void account(size_t n)
 {
     moved += n;
     if (chunk_size) chunks += (n + chunk_size - 1) / chunk_size;
+    if (segment_size && n > 2 * segment_size) segments += (n + segment_size - 1) / segment_size;
 }
 
 static unsigned char pattern(size_t i, unsigned seed)
@@ -120,6 +126,8 @@ int main(int argc, char **argv)
     MPI_T_pvar_handle h_rail0 = start(session, "axon_btl_verbs_rail0_bytes");
     MPI_T_pvar_handle h_rail1 = start(session, "axon_btl_verbs_rail1_bytes");
     const char *rails = argc > 3 ? argv[3] : "";
+    MPI_T_pvar_handle h_segs = start(session, "axon_pml_rndv_segments");
+    if (!strncmp(rails, "seg=", 4)) segment_size = strtoull(rails + 4, NULL, 0);
 
     const size_t sizes[] = {65536, 65537, 100003, 3 * 65536 + 7, (1 << 20) + 123, 5000001};
     const size_t nsizes = sizeof sizes / sizeof sizes[0], max = 5000001;
@@ -204,10 +212,10 @@ int main(int argc, char **argv)
     }
     free(buf);
 
-    unsigned long long mine[5] = {counter(session, h_read), counter(session, h_write), counter(session, h_chunks),
-                                  counter(session, h_rail0), counter(session, h_rail1)};
-    unsigned long long all[5] = {0, 0, 0, 0, 0};
-    CHECK_MPI(MPI_Allreduce(mine, all, 5, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD));
+    unsigned long long mine[6] = {counter(session, h_read), counter(session, h_write), counter(session, h_chunks),
+                                  counter(session, h_rail0), counter(session, h_rail1), counter(session, h_segs)};
+    unsigned long long all[6] = {0, 0, 0, 0, 0, 0};
+    CHECK_MPI(MPI_Allreduce(mine, all, 6, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD));
     if (rank == 0 && h_read != MPI_T_PVAR_HANDLE_NULL && size > 1) {
         if (!strcmp(mode, "get")) {
             CHECK(all[0] == moved && all[1] == 0, "get: read %llu, wrote %llu bytes, expected to read %llu",
@@ -226,6 +234,9 @@ int main(int argc, char **argv)
             CHECK(all[4] == 0 && all[3] == moved, "one rail: rail 0 moved %llu, rail 1 %llu bytes (expected %llu, 0)",
                   all[3], all[4], moved);
         }
+        if (segment_size)
+            CHECK(all[5] == segments && segments > 0, "segments: %llu exposed, expected %llu of %llu bytes",
+                  all[5], segments, segment_size);
         printf("rndv %s: %llu bytes read, %llu written, %llu chunks, rails %llu + %llu (expected %llu bytes%s)\n",
                mode, all[0], all[1], all[2], all[3], all[4], moved, chunk_size ? ", chunks checked" : "");
     }

@@ -62,6 +62,14 @@ SizeParam chunk_param{"AXON_BTL_VERBS_PIPELINE_CHUNK", 1 << 20,
                       "Rendezvous pipeline: bytes registered and moved per RDMA READ/WRITE"};
 IntParam depth_param{"AXON_BTL_VERBS_PIPELINE_DEPTH", 4,
                      "Rendezvous pipeline: RDMA READs/WRITEs (chunks) in flight at once per transfer"};
+IntParam signal_param{"AXON_BTL_VERBS_SIGNAL_EVERY", 1,
+                      "Inline SENDs per signalled one (selective signalling: the others write no completion "
+                      "entry; e.g. 16); at most a quarter of the send queue; 1 (default): every SEND signalled"};
+SizeParam segment_param{"AXON_BTL_VERBS_EXPOSE_SEGMENT", 4 << 20,
+                        "Rendezvous: a buffer larger than two of these (the sender's for RDMA READ, the "
+                        "receiver's for RDMA WRITE) is registered for the peer this many bytes at a time (two "
+                        "segments at once, the next as the peer finishes one; rounded up to whole pipeline "
+                        "chunks); 0: the whole buffer at once"};
 IntParam rails_param{"AXON_BTL_VERBS_RAILS", 2,
                      "Most RDMA ports (rails) the verbs transport uses: several ACTIVE ports stripe large "
                      "messages weighted by port rate (at most 2; 1: only the nearest port)"};
@@ -85,6 +93,9 @@ IntParam gid_param{"AXON_BTL_VERBS_GID_INDEX", -1,
 #include <rdma/rdma_cma.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -162,10 +173,22 @@ struct WireHeader {
 };
 
 // Kinds of send work requests, in the top byte of wr_id.
-enum WrKind : uint64_t { kWrSendBuffer = 1, kWrInline, kWrCredit, kWrRdma };
+enum WrKind : uint64_t { kWrSendBuffer = 1, kWrInline, kWrCredit, kWrRdma, kWrRma /* RMA windows, see below */ };
 uint64_t make_wr(WrKind k, uint64_t v) { return (uint64_t(k) << 56) | v; }
 WrKind wr_kind(uint64_t id) { return static_cast<WrKind>(id >> 56); }
 uint64_t wr_value(uint64_t id) { return id & ((1ull << 56) - 1); }
+// Selective signalling: most inline SENDs are posted unsignalled (no
+// completion entry, no CQ poll); the next signalled work request of the QP
+// records in bits 32..47 of its wr_id how many send-queue entries its
+// completion releases (itself and the unsignalled ones before it: an RC send
+// queue completes in order). 0 there (e.g. RMA work requests) means 1.
+constexpr uint64_t kCoverShift = 32;
+uint64_t with_cover(uint64_t id, uint32_t covered) { return id | (uint64_t(covered & 0xffff) << kCoverShift); }
+uint32_t wr_cover(uint64_t id) { return std::max<uint32_t>(1, static_cast<uint32_t>((id >> kCoverShift) & 0xffff)); }
+uint32_t wr_slot(uint64_t id) { return static_cast<uint32_t>(id); }
+// Unsignalled inline SENDs carry this kind: only a failure (flush) reports them.
+constexpr WrKind kWrUnsignaled = static_cast<WrKind>(15);
+constexpr uint32_t kSignalEvery = 64;  // at most this many SENDs per signalled one
 
 uint64_t hash_string(const std::string& s) {
   uint64_t h = 1469598103934665603ull;
@@ -448,6 +471,7 @@ struct Conn {
   uint64_t mailbox_addr = 0;
   uint32_t mailbox_rkey = 0;
   uint32_t outstanding = 0;    // send work requests not yet completed
+  uint32_t unsignaled = 0;     // of those, unsignalled ones no signalled request covers yet
   uint64_t deadline_ns = 0;
 };
 
@@ -490,12 +514,18 @@ class VerbsTransport final : public Transport {
                 port_.device.c_str(), dev_attr_.max_qp_rd_atom);
     caps_.can_get = can_read && rndv != "put";
     caps_.can_put = true;
+    rma_caps();  // RMA windows (section below)
     pipe_chunk_ = std::clamp<size_t>(static_cast<size_t>(std::max<int64_t>(4096, chunk_param.get())), 4096,
                                      std::min<size_t>(port_.attr.max_msg_sz, 1u << 30));
     pipe_depth_ = static_cast<int>(std::clamp<int64_t>(depth_param.get(), 1, 64));
+    // Whole chunks per segment, so that segments split no chunk.
+    if (int64_t seg = segment_param.get(); seg > 0)
+      caps_.expose_segment = (static_cast<size_t>(seg) + pipe_chunk_ - 1) / pipe_chunk_ * pipe_chunk_;
     caps_.latency_ns = 3000;
     caps_.bandwidth_mbs = 5000;
     max_send_wr_ = std::min<uint32_t>(2 * credits_ + 16, static_cast<uint32_t>(dev_attr_.max_qp_wr));
+    signal_every_ = static_cast<uint32_t>(
+        std::clamp<int64_t>(signal_param.get(), 1, std::max<uint32_t>(1, std::min(max_send_wr_ / 4, kSignalEvery))));
 
     pd_ = ibv_alloc_pd(ctx_);
     if (!pd_) return fail("ibv_alloc_pd on " + port_.device + " failed: " + strerror(errno));
@@ -606,14 +636,20 @@ class VerbsTransport final : public Transport {
     wr.send_flags = IBV_SEND_SIGNALED;
     wr.sg_list = sge;
     if (total <= c->max_inline) {
-      // Inline: the data is copied into the work request when posted.
+      // Inline: the data is copied into the work request when posted. Only
+      // every signal_every_-th one asks for a completion (see with_cover).
       int n = 0;
       sge[n++] = {reinterpret_cast<uint64_t>(&wh), sizeof wh, 0};
       if (header_len) sge[n++] = {reinterpret_cast<uint64_t>(header), static_cast<uint32_t>(header_len), 0};
       if (payload_len) sge[n++] = {reinterpret_cast<uint64_t>(payload), static_cast<uint32_t>(payload_len), 0};
       wr.num_sge = n;
       wr.send_flags |= IBV_SEND_INLINE;
-      wr.wr_id = make_wr(kWrInline, 0);
+      if (c->unsignaled + 1 < signal_every_) {
+        wr.send_flags &= ~IBV_SEND_SIGNALED;
+        wr.wr_id = make_wr(kWrUnsignaled, 0);
+      } else {
+        wr.wr_id = make_wr(kWrInline, 0);
+      }
     } else {
       if (free_send_.empty()) poll_send_cq();
       if (free_send_.empty()) return kAgain;
@@ -627,9 +663,11 @@ class VerbsTransport final : public Transport {
       wr.num_sge = 1;
       wr.wr_id = make_wr(kWrSendBuffer, slot);
     }
+    bool signaled = wr.send_flags & IBV_SEND_SIGNALED;
+    if (signaled) wr.wr_id = with_cover(wr.wr_id, c->unsignaled + 1);
     ibv_send_wr* bad = nullptr;
     if (int err = ibv_post_send(c->qp, &wr, &bad)) {
-      if (wr_kind(wr.wr_id) == kWrSendBuffer) free_send_.push_back(static_cast<uint32_t>(wr_value(wr.wr_id)));
+      if (wr_kind(wr.wr_id) == kWrSendBuffer) free_send_.push_back(wr_slot(wr.wr_id));
       log::error("verbs: ibv_post_send to rank %d failed: %s", peer, strerror(err));
       return kIoError;
     }
@@ -638,7 +676,12 @@ class VerbsTransport final : public Transport {
     c->freed_reported = c->freed;
     ++c->sent;
     ++c->outstanding;
-    ++send_cq_used_;
+    if (signaled) {
+      c->unsignaled = 0;
+      ++send_cq_used_;
+    } else {
+      ++c->unsignaled;
+    }
     return kOk;
   }
 
@@ -677,6 +720,235 @@ class VerbsTransport final : public Transport {
     if (rc == kOk) write_bytes.add(len);
     return rc;
   }
+
+  // ==== RMA windows (src/osc/rdma.cpp) ==========================================
+  // A window's memory is registered once for its lifetime (expose_window:
+  // remote read, write and, where the device has them, atomics). Put, Get and
+  // the 8-byte atomics are posted without waiting (put_nb, get_nb,
+  // atomic_nb); rma_test tells when every one posted to a peer completed, so
+  // the osc layer waits only at flush / unlock / fence / complete. Small
+  // writes go inline; other small operations use a slot of a registered
+  // staging area (writes are copied in, so the caller's buffer is free at
+  // once; reads and atomic results are copied out on completion). Operations
+  // larger than a slot use the pipelined transfer() above, which completes
+  // before returning.
+  void rma_caps() {
+    caps_.rma = true;
+    caps_.atomics = dev_attr_.atomic_cap != IBV_ATOMIC_NONE && dev_attr_.max_qp_rd_atom > 0 &&
+                    dev_attr_.max_qp_init_rd_atom > 0;
+    caps_.atomics_glob = caps_.atomics && dev_attr_.atomic_cap == IBV_ATOMIC_GLOB;
+  }
+
+  uint64_t expose_window(void* addr, size_t len) override {
+    int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+    if (caps_.atomics) access |= IBV_ACCESS_REMOTE_ATOMIC;
+    ibv_mr* mr = ibv_reg_mr(pd_, addr, len, access);
+    if (!mr) {
+      log::debug(1, "verbs: cannot register a window of %zu bytes: %s", len, reg_hint(errno).c_str());
+      return 0;
+    }
+    uint64_t id = ++exposure_serial_;
+    exposed_.emplace(id, MrPtr(mr));
+    return (id << 32) | mr->rkey;
+  }
+
+  void unexpose_window(uint64_t key) override { exposed_.erase(key >> 32); }
+
+  int put_nb(int peer, const void* local, size_t len, uint64_t remote_addr, uint64_t key) override {
+    Conn* c = nullptr;
+    if (int rc = rma_ready(peer, &c); rc != kOk) return rc;
+    if (len > kRmaSlot) {
+      int rc = transfer(peer, true, static_cast<uint8_t*>(const_cast<void*>(local)), remote_addr, key, len);
+      if (rc == kOk) write_bytes.add(len);
+      return rc;
+    }
+    ibv_sge sge{reinterpret_cast<uint64_t>(local), static_cast<uint32_t>(len), 0};
+    ibv_send_wr wr{};
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    uint32_t slot = kNoSlot;
+    if (len <= c->max_inline) {
+      wr.send_flags |= IBV_SEND_INLINE;  // copied into the work request by the post
+    } else {
+      if (int rc = rma_slot(&slot); rc != kOk) return rc;
+      std::memcpy(rma_slot_mem(slot), local, len);
+      sge = {reinterpret_cast<uint64_t>(rma_slot_mem(slot)), static_cast<uint32_t>(len), rma_mr_->lkey};
+    }
+    wr.wr.rdma.remote_addr = remote_addr;
+    wr.wr.rdma.rkey = static_cast<uint32_t>(key);
+    int rc = rma_post(c, peer, wr, sge, slot, nullptr, 0);
+    if (rc == kOk) write_bytes.add(len);
+    return rc;
+  }
+
+  int get_nb(int peer, void* local, size_t len, uint64_t remote_addr, uint64_t key) override {
+    Conn* c = nullptr;
+    if (int rc = rma_ready(peer, &c); rc != kOk) return rc;
+    if (len > kRmaSlot) {
+      int rc = transfer(peer, false, static_cast<uint8_t*>(local), remote_addr, key, len);
+      if (rc == kOk) read_bytes.add(len);
+      return rc;
+    }
+    uint32_t slot = kNoSlot;
+    if (int rc = rma_slot(&slot); rc != kOk) return rc;
+    ibv_sge sge{reinterpret_cast<uint64_t>(rma_slot_mem(slot)), static_cast<uint32_t>(len), rma_mr_->lkey};
+    ibv_send_wr wr{};
+    wr.opcode = IBV_WR_RDMA_READ;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = remote_addr;
+    wr.wr.rdma.rkey = static_cast<uint32_t>(key);
+    int rc = rma_post(c, peer, wr, sge, slot, local, len);
+    if (rc == kOk) read_bytes.add(len);
+    return rc;
+  }
+
+  int atomic_nb(int peer, bool cas, uint64_t remote_addr, uint64_t key, uint64_t value, uint64_t compare,
+                void* result) override {
+    if (!caps_.atomics || remote_addr % 8) return kUnsupported;
+    Conn* c = nullptr;
+    if (int rc = rma_ready(peer, &c); rc != kOk) return rc;
+    uint32_t slot = kNoSlot;
+    if (int rc = rma_slot(&slot); rc != kOk) return rc;
+    ibv_sge sge{reinterpret_cast<uint64_t>(rma_slot_mem(slot)), 8, rma_mr_->lkey};
+    ibv_send_wr wr{};
+    wr.opcode = cas ? IBV_WR_ATOMIC_CMP_AND_SWP : IBV_WR_ATOMIC_FETCH_AND_ADD;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.atomic.remote_addr = remote_addr;
+    wr.wr.atomic.rkey = static_cast<uint32_t>(key);
+    wr.wr.atomic.compare_add = cas ? compare : value;
+    wr.wr.atomic.swap = cas ? value : 0;
+    return rma_post(c, peer, wr, sge, slot, result, result ? 8 : 0);
+  }
+
+  int rma_test(int peer) override {
+    if (size_t(peer) >= rma_peer_.size()) return 1;
+    if (rma_peer_[peer].pending > 0) poll_send_cq();
+    RmaPeer& p = rma_peer_[peer];
+    if (p.pending > 0) return 0;
+    if (p.failed) {
+      p.failed = false;
+      return kIoError;
+    }
+    return 1;
+  }
+
+ private:
+  static constexpr size_t kRmaSlot = 16384;   // bytes per staging slot
+  static constexpr uint32_t kRmaSlots = 64;    // 1 MiB registered, at first use
+  static constexpr uint32_t kNoSlot = ~0u;
+  struct RmaOp {            // an operation in flight, by index in rma_ops_
+    int peer = -1;
+    uint32_t slot = kNoSlot;
+    void* dest = nullptr;   // reads / atomics: where the data goes on completion
+    size_t len = 0;
+  };
+  struct RmaPeer {
+    int pending = 0;        // posted, not completed
+    bool failed = false;    // one failed since the last rma_test
+  };
+
+  // The established connection to `peer`, starting it if needed (kAgain
+  // until it is up), with room in its send queue and in the send CQ.
+  int rma_ready(int peer, Conn** out) {
+    Endpoint& ep = endpoints_[peer];
+    Conn* c = ep.conn;
+    if (!c || !c->established) {
+      if (ep.failed) return kUnreachable;
+      if (!has_conn(peer)) {
+        if (ep.await_deadline == 0) {
+          if (start_connect(peer) != 0) return kUnreachable;
+        } else if (now_ns() > ep.await_deadline) {
+          peer_failed(peer, "it rejected our connection for its own, which never came");
+          return kUnreachable;
+        }
+      }
+      poll_events();
+      c = ep.conn;
+      if (!c || !c->established) return ep.failed ? kUnreachable : kAgain;
+    }
+    if (c->outstanding >= max_send_wr_ || send_cq_used_ >= send_cq_size_) {
+      poll_send_cq();
+      if (c->outstanding >= max_send_wr_ || send_cq_used_ >= send_cq_size_) return kAgain;
+    }
+    *out = c;
+    return kOk;
+  }
+
+  // A free staging slot (registering the area the first time); kAgain when
+  // all are in flight.
+  int rma_slot(uint32_t* slot) {
+    if (!rma_mr_) {
+      if (rma_mem_.allocate(kRmaSlot * kRmaSlots) != 0) return kNoMemory;
+      rma_mr_.reset(ibv_reg_mr(pd_, rma_mem_.p, rma_mem_.size, IBV_ACCESS_LOCAL_WRITE));
+      if (!rma_mr_) {
+        log::error("verbs: cannot register %zu bytes of RMA staging buffers: %s", rma_mem_.size,
+                   reg_hint(errno).c_str());
+        return kNoMemory;
+      }
+      for (uint32_t i = kRmaSlots; i > 0; --i) rma_free_slots_.push_back(i - 1);
+    }
+    if (rma_free_slots_.empty()) poll_send_cq();
+    if (rma_free_slots_.empty()) return kAgain;
+    *slot = rma_free_slots_.back();
+    rma_free_slots_.pop_back();
+    return kOk;
+  }
+  uint8_t* rma_slot_mem(uint32_t slot) { return rma_mem_.bytes() + size_t(slot) * kRmaSlot; }
+
+  int rma_post(Conn* c, int peer, ibv_send_wr& wr, ibv_sge& sge, uint32_t slot, void* dest, size_t len) {
+    uint32_t op;
+    if (!rma_free_ops_.empty()) {
+      op = rma_free_ops_.back();
+      rma_free_ops_.pop_back();
+    } else {
+      op = static_cast<uint32_t>(rma_ops_.size());
+      rma_ops_.emplace_back();
+    }
+    rma_ops_[op] = RmaOp{peer, slot, dest, len};
+    wr.wr_id = make_wr(kWrRma, op);
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    ibv_send_wr* bad = nullptr;
+    if (int err = ibv_post_send(c->qp, &wr, &bad)) {
+      log::error("verbs: posting an RMA operation to rank %d failed: %s", peer, strerror(err));
+      if (slot != kNoSlot) rma_free_slots_.push_back(slot);
+      rma_free_ops_.push_back(op);
+      return kIoError;
+    }
+    if (rma_peer_.size() <= size_t(peer)) rma_peer_.resize(endpoints_.size());
+    ++rma_peer_[peer].pending;
+    ++c->outstanding;
+    ++send_cq_used_;
+    return kOk;
+  }
+
+  // From poll_send_cq (send CQ and QP counts already released).
+  void rma_completed(const ibv_wc& wc) {
+    uint32_t op = static_cast<uint32_t>(wr_value(wc.wr_id));
+    if (op >= rma_ops_.size()) return;
+    RmaOp& o = rma_ops_[op];
+    if (wc.status == IBV_WC_SUCCESS) {
+      if (o.dest && o.len) std::memcpy(o.dest, rma_slot_mem(o.slot), o.len);
+    } else {
+      if (!closing_)
+        log::error("verbs: RMA operation on rank %d failed: %s; %s", o.peer, ibv_wc_status_str(wc.status),
+                   wc_hint(wc.status));
+      if (size_t(o.peer) < rma_peer_.size()) rma_peer_[o.peer].failed = true;
+    }
+    if (size_t(o.peer) < rma_peer_.size()) --rma_peer_[o.peer].pending;
+    if (o.slot != kNoSlot) rma_free_slots_.push_back(o.slot);
+    rma_free_ops_.push_back(op);
+  }
+
+  PageBuffer rma_mem_;
+  MrPtr rma_mr_;
+  std::vector<uint32_t> rma_free_slots_;
+  std::vector<RmaOp> rma_ops_;
+  std::vector<uint32_t> rma_free_ops_;
+  std::vector<RmaPeer> rma_peer_;
+
+ public:
+  // ==== end of RMA windows =========================================================
 
   // ---- for MultiRail ----
   int rail() const { return rail_; }
@@ -764,7 +1036,7 @@ class VerbsTransport final : public Transport {
       }
       ibv_sge sge{reinterpret_cast<uint64_t>(x.local + x.posted), static_cast<uint32_t>(n), sl.mr->lkey};
       ibv_send_wr wr{};
-      wr.wr_id = make_wr(kWrRdma, k);
+      wr.wr_id = with_cover(make_wr(kWrRdma, k), c->unsignaled + 1);
       wr.opcode = rdma_write_ ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
       wr.send_flags = IBV_SEND_SIGNALED;
       wr.sg_list = &sge;
@@ -782,6 +1054,7 @@ class VerbsTransport final : public Transport {
       x.posted += n;
       ++rdma_pending_;
       ++c->outstanding;
+      c->unsignaled = 0;
       ++send_cq_used_;
       rdma_chunks.add();
       ++progressed;
@@ -800,7 +1073,18 @@ class VerbsTransport final : public Transport {
 
   int progress() override {
     int handled = 0;
-    if (connecting_ > 0 || ++calls_ % 64 == 0) handled += poll_events();
+    // Connection-manager events cost system calls (librdmacm writes a
+    // command to its device for every poll, and the timeout check reads the
+    // clock, itself a system call in a VM without a usable vDSO clock):
+    // polled every 64 calls they cost several per message. While none of
+    // our connections is being set up, the channel is polled at most every
+    // 64 progress calls and at least ~1 ms (kEventsTicks of the CPU's time
+    // stamp counter, read without a system call) apart, so a peer's
+    // connect request still waits at most about a millisecond.
+    if (connecting_ > 0 || (++calls_ >= kEventsEvery && events_due())) {
+      calls_ = 0;
+      handled += poll_events();
+    }
     if (send_cq_used_ > 0) poll_send_cq();
     ibv_wc wc[16];
     int n = ibv_poll_cq(recv_cq_, 16, wc);
@@ -874,7 +1158,7 @@ class VerbsTransport final : public Transport {
     *src = c->freed;
     ibv_sge sge{reinterpret_cast<uint64_t>(src), sizeof(uint64_t), mailbox_mr_->lkey};
     ibv_send_wr wr{};
-    wr.wr_id = make_wr(kWrCredit, 0);
+    wr.wr_id = with_cover(make_wr(kWrCredit, 0), c->unsignaled + 1);
     wr.opcode = IBV_WR_RDMA_WRITE;
     wr.send_flags = IBV_SEND_SIGNALED | (c->max_inline >= sizeof(uint64_t) ? IBV_SEND_INLINE : 0);
     wr.sg_list = &sge;
@@ -885,6 +1169,7 @@ class VerbsTransport final : public Transport {
     if (ibv_post_send(c->qp, &wr, &bad) != 0) return false;
     c->freed_reported = c->freed;
     ++c->outstanding;
+    c->unsignaled = 0;
     ++send_cq_used_;
     credit_writes.add();
     return true;
@@ -894,15 +1179,23 @@ class VerbsTransport final : public Transport {
     ibv_wc wc[32];
     int n = ibv_poll_cq(send_cq_, 32, wc);
     for (int i = 0; i < n; ++i) {
-      --send_cq_used_;
       auto it = by_qpn_.find(wc[i].qp_num);
       Conn* c = it == by_qpn_.end() ? nullptr : it->second;
-      if (c) --c->outstanding;
       WrKind kind = wr_kind(wc[i].wr_id);
-      if (kind == kWrSendBuffer) free_send_.push_back(static_cast<uint32_t>(wr_value(wc[i].wr_id)));
+      // An unsignalled SEND shows up only when it failed or was flushed; its
+      // queue entry is released by the signalled request that covers it.
+      if (kind != kWrUnsignaled) {
+        --send_cq_used_;
+        if (c) c->outstanding -= std::min(c->outstanding, wr_cover(wc[i].wr_id));
+      }
+      if (kind == kWrSendBuffer) free_send_.push_back(wr_slot(wc[i].wr_id));
+      if (kind == kWrRma) {  // RMA windows (section below)
+        rma_completed(wc[i]);
+        continue;
+      }
       if (kind == kWrRdma) {
         --rdma_pending_;
-        size_t slot = wr_value(wc[i].wr_id);
+        size_t slot = wr_slot(wc[i].wr_id);
         if (slot < rdma_slots_.size()) rdma_slots_[slot].done = true;
       }
       if (wc[i].status == IBV_WC_SUCCESS) continue;
@@ -1061,10 +1354,11 @@ class VerbsTransport final : public Transport {
       Conn* c = it->second;
       on_event(c, type, status, has_hello ? &h : nullptr);
     }
-    // Connections that took too long.
-    uint64_t now = now_ns();
+    // Connections that took too long (the clock is read only when one is pending).
+    uint64_t now = 0;
     for (size_t i = 0; i < pending_.size();) {
       Conn* c = pending_[i].get();
+      if (!c->established && !c->superseded && now == 0) now = now_ns();
       if (!c->established && !c->superseded && now > c->deadline_ns) {
         if (c->active) --connecting_;
         peer_failed(c->peer, "no connection within AXON_BTL_VERBS_CONNECT_TIMEOUT=" +
@@ -1251,10 +1545,28 @@ class VerbsTransport final : public Transport {
     closing_ = true;  // failures of a peer that is shutting down too are expected now
     // Let our last messages reach the peers (a SEND completes when the peer's
     // HCA acknowledged it) before the queue pairs go.
+    // Unsignalled SENDs complete with the next signalled request of their QP:
+    // post one (a credit return, harmless) where some are not covered yet.
     uint64_t deadline = now_ns() + 10ull * 1000000000ull;
     Backoff backoff(0);
-    while (send_cq_ && send_cq_used_ > 0 && now_ns() < deadline) {
+    auto cover = [this] {
+      bool all = true;
+      for (Conn* c : live_) {
+        if (c->unsignaled == 0 || !c->qp || c->disconnected || !c->established) continue;
+        if (c->outstanding >= max_send_wr_ || send_cq_used_ >= send_cq_size_) {
+          all = false;  // no room yet: after the next completions
+          continue;
+        }
+        // A QP that refuses the post is in the error state (the peer
+        // disconnected first): its requests are flushed, nothing to wait for.
+        if (!write_credits(c)) c->unsignaled = 0;
+      }
+      return all;
+    };
+    bool covered = cover();
+    while (send_cq_ && (send_cq_used_ > 0 || !covered) && now_ns() < deadline) {
       if (poll_send_cq() == 0) backoff.idle();
+      if (!covered) covered = cover();
     }
     for (auto& c : pending_) {
       if (c->established && !c->disconnected) rdma_disconnect(c->id);
@@ -1276,6 +1588,7 @@ class VerbsTransport final : public Transport {
     channel_ = nullptr;
     send_mr_.reset();
     mailbox_mr_.reset();
+    rma_mr_.reset();  // RMA staging area (before the PD goes)
     if (send_cq_) ibv_destroy_cq(send_cq_);
     if (recv_cq_) ibv_destroy_cq(recv_cq_);
     send_cq_ = recv_cq_ = nullptr;
@@ -1301,6 +1614,7 @@ class VerbsTransport final : public Transport {
   rdma_cm_id* listener_ = nullptr;
   Caps caps_;
   uint32_t credits_ = 0, slot_size_ = 0, max_send_wr_ = 0;
+  uint32_t signal_every_ = 1;  // inline SENDs per signalled one (selective signalling)
   uint64_t job_hash_ = 0;
   PageBuffer send_mem_, mailbox_mem_;
   MrPtr send_mr_, mailbox_mr_;
@@ -1314,6 +1628,19 @@ class VerbsTransport final : public Transport {
   uint64_t exposure_serial_ = 0;
   int connecting_ = 0;
   uint64_t calls_ = 0;
+  static constexpr uint64_t kEventsEvery = 64;         // progress calls between polls of the event channel
+  static constexpr uint64_t kEventsTicks = 1ull << 21;  // ... and time stamp counter ticks (~1 ms)
+  uint64_t events_tsc_ = 0;
+  // Whether kEventsTicks passed since the last poll (always true without a
+  // time stamp counter: then the call count alone paces the polls).
+  bool events_due() {
+#if defined(__x86_64__) || defined(__i386__)
+    uint64_t t = __rdtsc();
+    if (t - events_tsc_ < kEventsTicks) return false;
+    events_tsc_ = t;
+#endif
+    return true;
+  }
   bool credits_owed_ = false;
   // The rendezvous pipeline (transfer()): one slot per chunk in flight.
   struct RdmaSlot {
@@ -1401,6 +1728,22 @@ class MultiRail final : public Transport {
     if (rc == kOk) write_bytes.add(len);
     return rc;
   }
+
+  // RMA windows: rail 0 alone (one registration, one key, in order with its
+  // active messages).
+  uint64_t expose_window(void* addr, size_t len) override { return rails_[0]->expose_window(addr, len); }
+  void unexpose_window(uint64_t key) override { rails_[0]->unexpose_window(key); }
+  int put_nb(int peer, const void* local, size_t len, uint64_t remote_addr, uint64_t key) override {
+    return rails_[0]->put_nb(peer, local, len, remote_addr, key);
+  }
+  int get_nb(int peer, void* local, size_t len, uint64_t remote_addr, uint64_t key) override {
+    return rails_[0]->get_nb(peer, local, len, remote_addr, key);
+  }
+  int atomic_nb(int peer, bool cas, uint64_t remote_addr, uint64_t key, uint64_t value, uint64_t compare,
+                void* result) override {
+    return rails_[0]->atomic_nb(peer, cas, remote_addr, key, value, compare, result);
+  }
+  int rma_test(int peer) override { return rails_[0]->rma_test(peer); }
 
   int progress() override {
     int n = 0;
