@@ -6,7 +6,10 @@
  * Works with any MPI (compare Axon, MPICH and Open MPI).
  *   rma_latency FLAVOR OP   (allocate|create, put|get|accumulate|fetch_and_op|
  *                           compare_and_swap): that case only, "bytes usec"
- *                           lines, the format compare.sh reads. */
+ *                           lines, the format compare.sh reads.
+ *   rma_latency FLAVOR OP ITERS   the same with ITERS operations per timing
+ *                           (default 5000, 200 from 32 KiB) and sizes up to
+ *                           32 KiB: for slow emulated networks (contrib/rxe-vm). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +50,7 @@ int main(int argc, char **argv)
     char *buf = malloc(max_bytes);
     memset(buf, 1, max_bytes);
     const char *only_flavor = argc > 2 ? argv[1] : NULL, *only_op = argc > 2 ? argv[2] : NULL;
+    const int fixed_iters = argc > 3 ? atoi(argv[3]) : 0;
     if (me == 0) printf(only_op ? "# rma_latency %s %s: bytes usec\n" : "# flavor op bytes usec\n",
                         only_flavor, only_op);
     for (int flavor = 0; flavor < 2; flavor++) {
@@ -62,9 +66,9 @@ int main(int argc, char **argv)
         MPI_Win_lock_all(0, win);
         for (int op = 0; op < NOPS; op++) {
             if (only_op && strcmp(only_op, op_name[op])) continue;
-            for (int bytes = 8; bytes <= max_bytes; bytes *= 8) {
+            for (int bytes = 8; bytes <= (fixed_iters > 0 ? 32768 : max_bytes); bytes *= 8) {
                 if (op > GET && bytes > 8) break;
-                int iters = bytes >= 32768 ? 200 : 5000;
+                int iters = fixed_iters > 0 ? fixed_iters : bytes >= 32768 ? 200 : 5000;
                 double best = 1e30;
                 for (int rep = 0; rep < 5; rep++) {
                     MPI_Barrier(MPI_COMM_WORLD);

@@ -66,8 +66,14 @@ int win_raise(Win* win, int code, const char* fn, const char* detail = nullptr) 
       errhandler_release(e);
       return code;
     }
+    case Errhandler::Kind::Fatal:
+      // As MPICH does: a fatal window handler defers to MPI_COMM_SELF's
+      // handler, or MPI_COMM_WORLD's when only that one was changed (a
+      // program that set MPI_ERRORS_RETURN on WORLD gets its error back);
+      // an untouched program still ends.
+      return raise_self(code, fn, detail);
     default:
-      return raise(nullptr, code, fn, detail);  // no communicator: MPI_ERRORS_ARE_FATAL ends the job
+      return raise(nullptr, code, fn, detail);  // MPI_ERRORS_ABORT: no communicator, ends the job
   }
 }
 
@@ -209,6 +215,8 @@ int do_get(void* origin, MPI_Count ocount, MPI_Datatype otype, int target, MPI_A
   if (skip) return MPI_SUCCESS;
   if (passive) WIN_TRY(win, fn, osc::check_passive(win->w, target));
   WIN_TRY(win, fn, osc::get(win->w, origin, ocount, *ot, target, disp, tcount, *tt));
+  // MPI_Rget's request is returned complete: the data must be there.
+  if (passive) WIN_TRY(win, fn, osc::complete_get(win->w, target));
   return MPI_SUCCESS;
 }
 
@@ -443,7 +451,8 @@ AXON_API(int, MPI_Compare_and_swap,
   AXON_WIN_OR_RAISE(win, win_h, fn);
   Datatype* t;
   WIN_TRY(win, fn, check_datatype(datatype, &t));
-  // Integer, logical, multi-language and byte types only (MPI-4.1 12.3.5).
+  // Integer, logical, multi-language and byte types only (MPI-4.1 12.3.5);
+  // MPI_CHAR too, a one-byte C integer in practice, which MPICH accepts.
   switch (t->op_group) {
     case OpGroup::c_integer:
     case OpGroup::fortran_integer:
@@ -452,7 +461,7 @@ AXON_API(int, MPI_Compare_and_swap,
     case OpGroup::byte:
       break;
     default:
-      return win_raise(win, MPI_ERR_TYPE, fn, "not an integer, logical or byte type");
+      if (datatype != MPI_CHAR) return win_raise(win, MPI_ERR_TYPE, fn, "not an integer, logical or byte type");
   }
   if (!t->predefined) return win_raise(win, MPI_ERR_TYPE, fn, "not a predefined type");
   if (!origin_addr || !compare_addr || !result_addr) return win_raise(win, MPI_ERR_BUFFER, fn, "NULL buffer");
@@ -587,6 +596,9 @@ AXON_API(int, MPI_Win_complete, (MPI_Win win_h)) {
 
 AXON_API(int, MPI_Win_wait, (MPI_Win win_h)) {
   AXON_WIN_OR_RAISE(win, win_h, "MPI_Win_wait");
+  // The long wait without the mutex (other threads' flush, lock ... on this
+  // window must not block behind it); then the epoch ends under it.
+  osc::wait_ready(win->w);
   std::lock_guard<std::mutex> sync_guard(win->sync);
   WIN_TRY(win, "MPI_Win_wait", osc::wait(win->w));
   return MPI_SUCCESS;

@@ -34,6 +34,7 @@
 #include "base/status.h"
 #include "btl/btl.h"
 #include "pml/pml.h"
+#include "osc/rdma.h"
 
 namespace axon::osc {
 
@@ -64,7 +65,7 @@ BoolParam async_param{"AXON_OSC_ASYNC_PROGRESS", true,
                       "(other nodes, AXON_OSC_PATH=am) exist, so that passive target operations complete "
                       "while the target computes outside MPI"};
 
-enum Kind : uint8_t { kPut = 1, kGet, kAcc, kCas, kLock, kUnlock, kPost, kComplete, kReply };
+enum Kind : uint8_t { kPut = 1, kGet, kAcc, kCas, kLock, kUnlock, kPost, kComplete, kReply, kNicAtomic };
 
 struct Header {
   uint8_t kind;
@@ -251,6 +252,18 @@ void on_message(int src, const void* msg, size_t len) {
       reply(w, src, h.token, MPI_SUCCESS, 0);
       grant_locks(w);
       break;
+    case kNicAtomic: {
+      // flags: compare-and-swap; offset: the word in the sender's memory;
+      // data: value, compare (rdma.h proxy_atomic).
+      uint64_t v[2] = {0, 0}, old = 0;
+      if (dlen == sizeof v) memcpy(v, data, sizeof v);
+      int rc = dlen == sizeof v ? rdma::proxy_atomic(w, h.rank, h.flags != 0, h.offset, v[0], v[1], &old)
+                                : MPI_ERR_OTHER;
+      std::vector<unsigned char> out(sizeof old);
+      memcpy(out.data(), &old, sizeof old);
+      reply(w, src, h.token, rc, 0, rc == MPI_SUCCESS ? std::move(out) : std::vector<unsigned char>{});
+      break;
+    }
     case kPost:
       detail::post_arrived(w, h.rank);
       break;
@@ -293,8 +306,8 @@ void agent_main() {
 void agent_start() {
   std::lock_guard<std::mutex> lk(agent_mutex);
   if (async_windows++ > 0) return;
-  // From now on pml::Guard serializes the library between the application
-  // thread(s) and the agent.
+  // While the agent runs, pml::Guard serializes the library between the
+  // application thread(s) and the agent.
   pml::enable_thread_safety();
   agent_stop = false;
   agent = std::thread(agent_main);
@@ -308,6 +321,10 @@ void agent_stop_if_unused() {
   }
   agent_cv.notify_all();
   agent.join();
+  // The agent is gone and no other thread of ours is inside the library
+  // (without MPI_THREAD_MULTIPLE only one may call it; with it the lock
+  // stays on for MPI_Init's own enable): the PML lock can go back off.
+  pml::disable_thread_safety();
 }
 
 // ---- origin side -------------------------------------------------------------------
@@ -392,7 +409,7 @@ template <class Fn> void chunk(const std::vector<Run>& runs, size_t es, size_t l
 std::vector<unsigned char> payload_of(const Run* runs, size_t n, const unsigned char* data, size_t bytes,
                                       const unsigned char* extra = nullptr, size_t extra_bytes = 0) {
   std::vector<unsigned char> p(sizeof(Run) * n + bytes + extra_bytes);
-  memcpy(p.data(), runs, sizeof(Run) * n);
+  if (n) memcpy(p.data(), runs, sizeof(Run) * n);
   if (bytes) memcpy(p.data() + sizeof(Run) * n, data, bytes);
   if (extra_bytes) memcpy(p.data() + sizeof(Run) * n + bytes, extra, extra_bytes);
   return p;
@@ -544,6 +561,23 @@ int compare_and_swap(Window* w, int target, uint64_t at, const Datatype& type, c
   return wait_pending(p);
 }
 
+int proxy_atomic(Window* w, int helper, bool cas, uint64_t at, uint64_t value, uint64_t compare, uint64_t* old) {
+  Pending p;
+  p.dest = reinterpret_cast<unsigned char*>(old);
+  p.remaining.store(1, std::memory_order_relaxed);
+  {
+    pml::Guard guard;
+    w->am->issued[helper].fetch_add(1, std::memory_order_relaxed);
+    Header h = request(w, kNicAtomic, reinterpret_cast<uint64_t>(&p));
+    h.flags = cas;
+    h.offset = at;
+    const uint64_t v[2] = {value, compare};
+    int rc = send(world_of(w, helper), h, payload_of(nullptr, 0, reinterpret_cast<const unsigned char*>(v), sizeof v));
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return wait_pending(p);
+}
+
 int flush(Window* w, int target) {
   AmState* s = w->am;
   if (!s) return MPI_SUCCESS;
@@ -600,6 +634,10 @@ void finalize() {
   }
   agent_cv.notify_all();
   agent.join();
+  // The agent is gone and no other thread of ours is inside the library
+  // (without MPI_THREAD_MULTIPLE only one may call it; with it the lock
+  // stays on for MPI_Init's own enable): the PML lock can go back off.
+  pml::disable_thread_safety();
 }
 
 int post(Window* w, int origin) {

@@ -55,6 +55,9 @@ int accumulate(Window* w, int target, uint64_t at, size_t tcount, const Datatype
 int compare_and_swap(Window* w, int target, uint64_t at, const Datatype& type, const void* origin,
                      const void* compare, void* result);
 
+// Asks `helper` to apply a NIC atomic (rdma.h) to the word at `at` of our
+// own memory and waits for the old value.
+int proxy_atomic(Window* w, int helper, bool cas, uint64_t at, uint64_t value, uint64_t compare, uint64_t* old);
 // Waits until every operation sent to `target` (-1: every target) was
 // applied; returns an error class a target reported for one of them.
 int flush(Window* w, int target);

@@ -21,6 +21,7 @@
 #include "base/param.h"
 #include "coll/coll.h"
 #include "osc/am.h"
+#include "osc/rdma.h"
 #include "rte/rte.h"
 
 namespace axon::osc {
@@ -45,19 +46,22 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t
 
 StringParam path_param{"AXON_OSC_PATH", "auto",
                        "How RMA reaches the other ranks of a window: auto (mapped memory or cross-memory "
-                       "attach on this node, active messages to other nodes and where CMA is forbidden) or "
-                       "am (active messages to every other rank, for tests)"};
+                       "attach on this node; RDMA WRITE/READ to other nodes where the transport can, active "
+                       "messages otherwise and where CMA is forbidden), am (active messages to every other "
+                       "rank, for tests) or rdma (RDMA to every other rank the transport reaches with it, "
+                       "even on this node, for tests)"};
 
 bool force_am() {
   const std::string& v = path_param.get();
   if (v == "am") return true;
-  if (v != "auto") {
+  if (v != "auto" && v != "rdma") {
     static bool warned = false;
-    if (!warned) log::warn("AXON_OSC_PATH=%s is neither auto nor am: using auto", v.c_str());
+    if (!warned) log::warn("AXON_OSC_PATH=%s is neither auto, am nor rdma: using auto", v.c_str());
     warned = true;
   }
   return false;
 }
+bool force_rdma() { return path_param.get() == "rdma"; }
 
 // Our markers in Epochs::locked.
 constexpr int8_t kNotLocked = 0, kLockedShared = 1, kLockedExclusive = 2, kLockedNoCheck = 3;
@@ -228,6 +232,7 @@ Window* new_window(pml::Context* ctx, Flavor flavor) {
 }
 
 void drop(Window* w) {
+  rdma::release(w);  // the registration goes before the memory
   am::unregister_window(w);
   if (w->map) munmap(w->map, w->map_len);
   delete w;
@@ -255,7 +260,7 @@ void set_private_peers(Window* w, const std::vector<PeerInfo>& info) {
 int finish_am(Window* w) {
   int32_t mine = 0, any = 0;
   for (const Peer& p : w->peers)
-    if (p.path == Path::Am) mine = 1;
+    if (p.path == Path::Am || p.path == Path::Rdma) mine = 1;  // Rdma: accumulates and sync by messages
   int rc = coll::allreduce(&mine, &any, 1, datatype_from_handle(MPI_INT32_T), op_from_handle(MPI_MAX), w->ctx);
   if (rc != MPI_SUCCESS || !any) return rc;
   w->id = w->ctx->id;
@@ -475,6 +480,26 @@ bool use_atomics(const Peer& p, const Datatype& basic, uint64_t at, const Dataty
   return aligned;
 }
 
+// Every element of `t` at `at` on an 8-byte boundary (NIC atomics).
+bool aligned8(uint64_t at, const Datatype& t, size_t count) {
+  bool aligned = true;
+  for_each_run(t, count, [&](std::ptrdiff_t off, size_t len) {
+    if ((at + off) % 8 || len % 8) aligned = false;
+  });
+  return aligned;
+}
+
+// Active messages name target memory by its offset from the target's base;
+// locate() gives Rdma peers' absolute addresses.
+uint64_t am_at(const Peer& p, uint64_t at) { return p.path == Path::Rdma ? at - p.base : at; }
+
+// Waits for what this rank sent to `target` (-1: all) by messages and RDMA.
+int flush_ops(Window* w, int target) {
+  int rc = am::flush(w, target);
+  int rrc = rdma::flush(w, target);
+  return rc != MPI_SUCCESS ? rc : rrc;
+}
+
 bool holds_passive(const Window* w, int target) {
   return w->ep.lock_all || w->ep.locked[target] != kNotLocked;
 }
@@ -499,7 +524,8 @@ int create(pml::Context* ctx, void* base, uint64_t bytes, int disp_unit, Window*
   if (rc == MPI_SUCCESS) rc = map_segment(w, control_bytes(w->size));
   if (rc == MPI_SUCCESS) {
     set_private_peers(w, info);
-    rc = finish_am(w);
+    if (!force_am()) rc = rdma::setup(w, base, bytes, all_local(info), force_rdma());
+    if (rc == MPI_SUCCESS) rc = finish_am(w);
   }
   if (rc != MPI_SUCCESS) {
     drop(w);
@@ -571,7 +597,8 @@ int allocate(pml::Context* ctx, uint64_t bytes, int disp_unit, bool shared, bool
   w->base = w->peers[w->rank].mapped;
   w->bytes = bytes;
   w->disp_unit = disp_unit;
-  rc = finish_am(w);
+  rc = am_only || shared ? MPI_SUCCESS : rdma::setup(w, w->base, bytes, all_local(info), force_rdma());
+  if (rc == MPI_SUCCESS) rc = finish_am(w);
   if (rc != MPI_SUCCESS) {
     drop(w);
     return rc;
@@ -671,6 +698,7 @@ int put(Window* w, const void* origin, size_t ocount, const Datatype& otype, int
     pack_items(otype, origin, ocount, packed.data());
     dense = packed.data();
   }
+  if (p.path == Path::Rdma) return rdma::put(w, target, at, tcount, ttype, dense);
   if (p.path == Path::Am) return am::put(w, target, at, tcount, ttype, dense);
   return transfer(w, target, at, tcount, ttype, const_cast<unsigned char*>(dense), true);
 }
@@ -681,6 +709,16 @@ int get(Window* w, void* origin, size_t ocount, const Datatype& otype, int targe
   uint64_t at;
   int rc = locate(w, target, disp, tcount, ttype, &at);
   if (rc != MPI_SUCCESS || ttype.size * tcount == 0) return rc;
+  if (w->peers[target].path == Path::Rdma) {
+    // Straight into the origin buffer, complete at the next flush; a
+    // non-contiguous origin type is unpacked from a buffer filled now.
+    if (otype.contiguous) return rdma::get(w, target, at, tcount, ttype, static_cast<unsigned char*>(origin));
+    std::vector<unsigned char> packed(otype.size * ocount);
+    rc = rdma::get(w, target, at, tcount, ttype, packed.data());
+    if (rc == MPI_SUCCESS) rc = rdma::flush(w, target);
+    if (rc == MPI_SUCCESS) unpack_items(otype, packed.data(), ocount, origin);
+    return rc;
+  }
   const bool by_am = w->peers[target].path == Path::Am;
   if (otype.contiguous)
     return by_am ? am::get(w, target, at, tcount, ttype, static_cast<unsigned char*>(origin))
@@ -728,8 +766,12 @@ int accumulate(Window* w, const void* origin, size_t ocount, const Datatype* oty
   }
 
   const Peer& p = w->peers[target];
-  if (p.path == Path::Am) {
-    rc = am::accumulate(w, target, at, tcount, ttype, *basic, op, in, old);
+  if (rdma::nic(w, target, *basic, &op) && aligned8(at, ttype, tcount)) {
+    rc = rdma::fetch_add(w, target, at, tcount, ttype, in, old);
+  } else if (p.path == Path::Am || p.path == Path::Rdma) {
+    // After this origin's NIC atomics to the target (accumulate ordering).
+    if (p.path == Path::Rdma && w->nic_atomics) rc = rdma::flush(w, target);
+    if (rc == MPI_SUCCESS) rc = am::accumulate(w, target, am_at(p, at), tcount, ttype, *basic, op, in, old);
   } else if (use_atomics(p, *basic, at, ttype, tcount)) {
     size_t done = 0;
     const size_t es = basic->size;
@@ -762,7 +804,12 @@ int compare_and_swap(Window* w, const void* origin, const void* compare, void* r
   int rc = locate(w, target, disp, 1, type, &at);
   if (rc != MPI_SUCCESS) return rc;
   const Peer& p = w->peers[target];
-  if (p.path == Path::Am) return am::compare_and_swap(w, target, at, type, origin, compare, result);
+  if (rdma::nic(w, target, type, nullptr) && at % 8 == 0)
+    return rdma::compare_and_swap(w, target, at, origin, compare, result);
+  if (p.path == Path::Am || p.path == Path::Rdma) {
+    if (p.path == Path::Rdma && w->nic_atomics) rc = rdma::flush(w, target);
+    return rc != MPI_SUCCESS ? rc : am::compare_and_swap(w, target, am_at(p, at), type, origin, compare, result);
+  }
   if (use_atomics(p, type, at, type, 1)) {
     atomic_compare_and_swap(reinterpret_cast<void*>(at), type.size, origin, compare, result);
     return MPI_SUCCESS;
@@ -785,7 +832,7 @@ int fence(Window* w, int assert_bits) {
   // Operations on mapped / CMA targets completed at their call, those sent
   // as active messages once acknowledged: then the barrier ends the epoch
   // everywhere.
-  int frc = am::flush(w, -1);
+  int frc = flush_ops(w, -1);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   int rc = coll::barrier(w->ctx);
   if (rc == MPI_SUCCESS) rc = frc;
@@ -830,7 +877,7 @@ int complete(Window* w) {
   int rc = MPI_SUCCESS;
   for (int t : w->ep.start_group) {
     // Our active messages to t are applied before t learns we completed.
-    int frc = w->peers[t].path == Path::Am ? am::flush(w, t) : MPI_SUCCESS;
+    int frc = w->peers[t].path >= Path::Am ? flush_ops(w, t) : MPI_SUCCESS;
     if (w->peers[t].same_node) peer_ctl(w, t).completions.fetch_add(1, std::memory_order_release);
     else if (int crc = am::complete(w, t); crc != MPI_SUCCESS) frc = crc;
     if (rc == MPI_SUCCESS) rc = frc;
@@ -848,6 +895,15 @@ int test(Window* w, bool* done) {
     w->ep.post_group.clear();
   }
   return MPI_SUCCESS;
+}
+
+void wait_ready(const Window* w) {
+  // Only post / wait / test change these, and only one thread may wait on
+  // an exposure epoch; the counter is atomic.
+  if (!w->ep.posted) return;
+  const std::atomic<uint64_t>& done = peer_ctl(w, w->rank).completions;
+  const uint64_t expected = w->ep.completions_expected;
+  pml::wait_until([&] { return done.load(std::memory_order_acquire) >= expected; });
 }
 
 int wait(Window* w) {
@@ -899,7 +955,7 @@ int lock(Window* w, int lock_type, int target, int assert_bits) {
 
 int unlock(Window* w, int target) {
   if (w->ep.lock_all || w->ep.locked[target] == kNotLocked) return MPI_ERR_RMA_SYNC;
-  int rc = w->peers[target].path == Path::Am ? am::flush(w, target) : MPI_SUCCESS;
+  int rc = w->peers[target].path >= Path::Am ? flush_ops(w, target) : MPI_SUCCESS;
   std::atomic_thread_fence(std::memory_order_seq_cst);
   const int8_t how = w->ep.locked[target];
   w->ep.locked[target] = kNotLocked;
@@ -930,7 +986,7 @@ int lock_all(Window* w, int assert_bits) {
 
 int unlock_all(Window* w) {
   if (!w->ep.lock_all) return MPI_ERR_RMA_SYNC;
-  int rc = am::flush(w, -1);
+  int rc = flush_ops(w, -1);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   w->ep.lock_all = false;
   if (!w->ep.lock_all_nocheck) {
@@ -953,7 +1009,11 @@ int flush(Window* w, int target) {
   // make their stores visible in order before anything this rank does next;
   // wait for the acknowledgements of those sent as active messages.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  return am::flush(w, target);
+  return flush_ops(w, target);
+}
+
+int complete_get(Window* w, int target) {
+  return w->peers[target].path == Path::Rdma ? rdma::flush(w, target) : MPI_SUCCESS;
 }
 
 void sync(Window*) { std::atomic_thread_fence(std::memory_order_seq_cst); }

@@ -36,6 +36,10 @@
 #include "op/op.h"
 #include "pml/pml.h"
 
+namespace axon::btl {
+class Transport;
+}
+
 namespace axon::osc {
 
 enum class Flavor : uint8_t { Create, Allocate, Shared, Dynamic };
@@ -49,6 +53,7 @@ enum class Path : uint8_t {
   Self,    // our own private memory (create / dynamic, target == self)
   Cma,     // another process's private memory: process_vm_readv / writev
   Am,      // active messages applied by the target (other node, CMA forbidden, AXON_OSC_PATH=am; am.h)
+  Rdma,    // RDMA WRITE / READ into the target's registered memory (rdma.h); sync and accumulates as Am
 };
 
 struct Peer {
@@ -59,6 +64,7 @@ struct Peer {
   uint64_t size = 0;
   int disp_unit = 1;
   bool same_node = true;  // its control words are in our control segment
+  uint64_t key = 0;       // Path::Rdma: the key of the target's registration (base: its address there)
 };
 
 // Synchronization state of this rank (access and exposure epochs).
@@ -95,6 +101,13 @@ struct Window {
   uint32_t id = 0;
   AmState* am = nullptr;
   bool am_async = false;
+  // RDMA path (rdma.h): our memory's registration on the transport that
+  // carries it (released with the window), and whether 8-byte fetch-and-add
+  // and compare-and-swap go through the NIC's atomics (the rule in rdma.cpp).
+  btl::Transport* rdma = nullptr;
+  uint64_t rdma_key = 0;
+  bool nic_atomics = false;
+  bool nic_self_proxy = false;  // our own memory's NIC atomics are asked of a neighbour
 };
 
 // ---- creation and destruction (collective over ctx) ------------------------
@@ -137,12 +150,19 @@ int post(Window* w, const std::vector<int>& origins, int assert_bits);
 int start(Window* w, const std::vector<int>& targets, int assert_bits);
 int complete(Window* w);
 int wait(Window* w);
+// What wait() waits for, without changing the epoch state: MPI_Win_wait
+// calls it without the window's synchronization mutex, so that other
+// threads' calls on the window go on meanwhile; then wait() returns at once.
+void wait_ready(const Window* w);
 int test(Window* w, bool* done);
 int lock(Window* w, int lock_type, int target, int assert_bits);
 int unlock(Window* w, int target);
 int lock_all(Window* w, int assert_bits);
 int unlock_all(Window* w);
 int flush(Window* w, int target);  // target -1: all
+// Request-based Get (MPI_Rget): waits until the data of the operations just
+// issued to `target` arrived (RDMA reads complete at flush otherwise).
+int complete_get(Window* w, int target);
 void sync(Window* w);              // Win_sync: a full memory barrier
 
 // MPI_Finalize: stops the progress agent of windows never freed (before

@@ -48,7 +48,23 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_Win_get_errhandler(win, &eh));
     CHECK(eh == MPI_ERRORS_ARE_FATAL, "default window error handler");
     MPI_Errhandler_free(&eh);
+    /* ... which, as in MPICH, defers to MPI_COMM_SELF / MPI_COMM_WORLD's
+     * handler: both return here, so the error comes back. */
+    EXPECT(MPI_Put(&one, 1, MPI_INT, right, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC);
     CHECK_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+
+    /* Compare_and_swap types: MPI_CHAR is accepted (as MPICH does), MPI_FLOAT is not. */
+    {
+        char c = 'a', cc = 'a', cr = 0;
+        float f = 1, fc = 1, fr = 0;
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, me, 0, win));
+        CHECK_MPI(MPI_Compare_and_swap(&c, &cc, &cr, MPI_CHAR, me, 0, win));
+        EXPECT(MPI_Compare_and_swap(&f, &fc, &fr, MPI_FLOAT, me, 0, win), MPI_ERR_TYPE);
+        CHECK_MPI(MPI_Win_unlock(me, win));
+        CHECK(cr == 0, "CAS MPI_CHAR fetched %d", cr);
+        buf[0] = 0;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
 
     /* No epoch. */
     EXPECT(MPI_Put(&one, 1, MPI_INT, right, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC);
