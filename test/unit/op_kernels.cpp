@@ -64,6 +64,9 @@ const std::vector<std::pair<MPI_Datatype, Group>> grouped_types = {
     {MPI_INT, c_integer}, {MPI_LONG, c_integer}, {MPI_SHORT, c_integer}, {MPI_UNSIGNED_SHORT, c_integer},
     {MPI_UNSIGNED, c_integer}, {MPI_UNSIGNED_LONG, c_integer}, {MPI_LONG_LONG_INT, c_integer},
     {MPI_UNSIGNED_LONG_LONG, c_integer}, {MPI_SIGNED_CHAR, c_integer}, {MPI_UNSIGNED_CHAR, c_integer},
+    // Not in the standard's C integer group, but Open MPI and MPICH both
+    // reduce MPI_CHAR as a small integer and MPICH's test suite relies on it.
+    {MPI_CHAR, c_integer},
     {MPI_INT8_T, c_integer}, {MPI_INT16_T, c_integer}, {MPI_INT32_T, c_integer}, {MPI_INT64_T, c_integer},
     {MPI_UINT8_T, c_integer}, {MPI_UINT16_T, c_integer}, {MPI_UINT32_T, c_integer}, {MPI_UINT64_T, c_integer},
     {MPI_INTEGER, fortran_integer}, {MPI_INTEGER1, fortran_integer}, {MPI_INTEGER2, fortran_integer},
@@ -84,7 +87,7 @@ const std::vector<std::pair<MPI_Datatype, Group>> grouped_types = {
     {MPI_LONG_DOUBLE_INT, pair}, {MPI_2REAL, pair}, {MPI_2DOUBLE_PRECISION, pair}, {MPI_2INTEGER, pair},
 };
 
-// MPI-4.1 section 6.9.2; -1 stands for a type in no group (MPI_CHAR, ...).
+// MPI-4.1 section 6.9.2; -1 stands for a type in no group (MPI_CHARACTER, ...).
 bool standard_allows(MPI_Op op, int group) {
     const bool ci = group == c_integer, fi = group == fortran_integer, fp = group == floating_point;
     const bool lg = group == logical, cx = group == complex_group, by = group == byte_group;
@@ -124,8 +127,8 @@ void check_defined_table() {
             if (!expected) CHECK(std::memcmp(inout, before, sizeof inout) == 0, "%s on %s wrote data", n.name, type.name);
         }
     }
-    // MPI_PACKED, MPI_CHAR, MPI_CHARACTER, MPI_WCHAR are in no group.
-    CHECK(ungrouped == 4, "%d predefined types are in no group, expected 4", ungrouped);
+    // MPI_PACKED, MPI_CHARACTER, MPI_WCHAR are in no group.
+    CHECK(ungrouped == 3, "%d predefined types are in no group, expected 3", ungrouped);
 }
 
 // ---- exact results ------------------------------------------------------------------
