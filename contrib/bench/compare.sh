@@ -24,7 +24,8 @@ usage: compare.sh [options]
                       coll_allgather, coll_alltoall, coll_barrier and coll_i<same> with overlap;
                       one-sided, rank 0 -> 1 in lock_all + flush, rma_latency.c: rma_<flavor>_<op>
                       with flavor allocate or create and op put, get, accumulate, fetch_and_op,
-                      compare_and_swap, e.g. rma_allocate_put; --sizes / --bench-args ignored)
+                      compare_and_swap, or put_bw / get_bw (MB/s, 64 operations per flush),
+                      e.g. rma_allocate_put; --sizes / --bench-args ignored)
   --sizes MIN:MAX     size range passed to every benchmark as -m
   --bench-args "ARGS" extra arguments for every benchmark (e.g. "-r 21")
   --markdown          print the tables as Markdown (for docs/performance.md)
@@ -57,7 +58,7 @@ done
 case "$runs" in ''|*[!0-9]*|0) echo "compare.sh: --runs needs a count >= 1" >&2; exit 2 ;; esac
 case "$np" in ''|*[!0-9]*|0|1) echo "compare.sh: -np needs at least 2" >&2; exit 2 ;; esac
 for b in ${benches//,/ }; do
-    case "$b" in rma_allocate_*|rma_create_*) case "${b#rma_*_}" in put|get|accumulate|fetch_and_op|compare_and_swap) continue ;; esac ;; esac
+    case "$b" in rma_allocate_*|rma_create_*) case "${b#rma_*_}" in put|get|accumulate|fetch_and_op|compare_and_swap|put_bw|get_bw) continue ;; esac ;; esac
     case "$b" in latency|bw|bibw|vector|coll_allreduce|coll_bcast|coll_reduce|coll_allgather|coll_alltoall|coll_barrier|coll_iallreduce|coll_ibcast|coll_ireduce|coll_iallgather|coll_ialltoall|coll_ibarrier) ;; *) echo "compare.sh: unknown benchmark: $b" >&2; exit 2 ;; esac
 done
 
@@ -221,6 +222,7 @@ for bench in ${benches//,/ }; do
         bw)      title="pt2pt_bw: streaming bandwidth in MB/s (10^6 bytes), window of 64"; better=higher ;;
         bibw)    title="pt2pt_bibw: bidirectional bandwidth in MB/s, both directions summed"; better=higher ;;
         coll_*)  title="coll_latency -c ${bench#coll_}: microseconds per call, all ranks (size = bytes per rank)"; better=lower ;;
+        rma_*_bw) title="rma_latency ${bench#rma_}: MB/s (10^6 bytes), 64 operations per MPI_Win_flush, rank 0 -> 1 in MPI_Win_lock_all"; better=higher ;;
         rma_*)   title="rma_latency ${bench#rma_}: microseconds per operation + MPI_Win_flush, rank 0 -> 1 in MPI_Win_lock_all"; better=lower ;;
         vector)  title="pt2pt_vector: one-way latency in microseconds, vector(N, 1, 2) of doubles (size = data bytes)"; better=lower ;;
     esac

@@ -1,12 +1,15 @@
 /* One-sided latency: rank 0 accesses rank 1's window inside MPI_Win_lock_all,
  * each operation followed by MPI_Win_flush (the osu_put_latency pattern), on
  * Win_allocate and Win_create windows. Prints one line per flavor, operation
- * and size: the best of 5 runs, in microseconds per operation.
+ * and size: the best of 5 runs, in microseconds per operation. The put_bw and
+ * get_bw operations measure bandwidth instead (the osu_put_bw pattern: a
+ * window of 64 operations, then one MPI_Win_flush), in MB/s (10^6 bytes).
  *   mpicc -O2 rma_latency.c -o rma_latency && mpirun -np 2 ./rma_latency
  * Works with any MPI (compare Axon, MPICH and Open MPI).
  *   rma_latency FLAVOR OP   (allocate|create, put|get|accumulate|fetch_and_op|
- *                           compare_and_swap): that case only, "bytes usec"
- *                           lines, the format compare.sh reads.
+ *                           compare_and_swap, put_bw, get_bw): that case only,
+ *                           "bytes usec" (or "bytes MB/s") lines, the format
+ *                           compare.sh reads.
  *   rma_latency FLAVOR OP ITERS   the same with ITERS operations per timing
  *                           (default 5000, 200 from 32 KiB) and sizes up to
  *                           32 KiB: for slow emulated networks (contrib/rxe-vm). */
@@ -15,8 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { PUT, GET, ACC, FOP, CAS, NOPS };
-static const char *op_name[] = {"put", "get", "accumulate", "fetch_and_op", "compare_and_swap"};
+enum { PUT, GET, ACC, FOP, CAS, PUT_BW, GET_BW, NOPS };
+static const char *op_name[] = {"put", "get", "accumulate", "fetch_and_op", "compare_and_swap", "put_bw", "get_bw"};
+enum { BW_WINDOW = 64 };
 
 static double run(MPI_Win win, int op, int bytes, char *buf, int iters)
 {
@@ -35,6 +39,20 @@ static double run(MPI_Win win, int op, int bytes, char *buf, int iters)
     return (MPI_Wtime() - t0) / iters * 1e6;
 }
 
+/* MB/s for `iters` windows of BW_WINDOW puts or gets, one flush each. */
+static double run_bw(MPI_Win win, int op, int bytes, char *buf, int iters)
+{
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++) {
+        for (int j = 0; j < BW_WINDOW; j++) {
+            if (op == PUT_BW) MPI_Put(buf, bytes, MPI_BYTE, 1, 0, bytes, MPI_BYTE, win);
+            else MPI_Get(buf, bytes, MPI_BYTE, 1, 0, bytes, MPI_BYTE, win);
+        }
+        MPI_Win_flush(1, win);
+    }
+    return (double)bytes * BW_WINDOW * iters / (MPI_Wtime() - t0) / 1e6;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -51,8 +69,8 @@ int main(int argc, char **argv)
     memset(buf, 1, max_bytes);
     const char *only_flavor = argc > 2 ? argv[1] : NULL, *only_op = argc > 2 ? argv[2] : NULL;
     const int fixed_iters = argc > 3 ? atoi(argv[3]) : 0;
-    if (me == 0) printf(only_op ? "# rma_latency %s %s: bytes usec\n" : "# flavor op bytes usec\n",
-                        only_flavor, only_op);
+    if (me == 0) printf(only_op ? "# rma_latency %s %s: bytes %s\n" : "# flavor op bytes usec|MB/s\n",
+                        only_flavor, only_op, only_op && strstr(only_op, "_bw") ? "MB/s" : "usec");
     for (int flavor = 0; flavor < 2; flavor++) {
         if (only_flavor && strcmp(only_flavor, flavor ? "create" : "allocate")) continue;
         MPI_Win win;
@@ -67,14 +85,16 @@ int main(int argc, char **argv)
         for (int op = 0; op < NOPS; op++) {
             if (only_op && strcmp(only_op, op_name[op])) continue;
             for (int bytes = 8; bytes <= (fixed_iters > 0 ? 32768 : max_bytes); bytes *= 8) {
-                if (op > GET && bytes > 8) break;
+                const int bw = op == PUT_BW || op == GET_BW;
+                if ((op == ACC || op == FOP || op == CAS) && bytes > 8) break;
                 int iters = fixed_iters > 0 ? fixed_iters : bytes >= 32768 ? 200 : 5000;
-                double best = 1e30;
+                if (bw) iters = fixed_iters > 0 ? (fixed_iters + BW_WINDOW - 1) / BW_WINDOW : bytes >= 32768 ? 10 : 100;
+                double best = bw ? 0 : 1e30; /* best: the lowest time, the highest bandwidth */
                 for (int rep = 0; rep < 5; rep++) {
                     MPI_Barrier(MPI_COMM_WORLD);
                     if (me == 0) {
-                        double t = run(win, op, bytes, buf, iters);
-                        if (t < best) best = t;
+                        double t = bw ? run_bw(win, op, bytes, buf, iters) : run(win, op, bytes, buf, iters);
+                        if (bw ? t > best : t < best) best = t;
                     }
                 }
                 if (me == 0 && only_op) printf("%d %.3f\n", bytes, best);

@@ -181,7 +181,12 @@ void release(Window* w) {
   w->rdma = nullptr;
 }
 
-int put(Window* w, int target, uint64_t at, size_t tcount, const Datatype& ttype, const unsigned char* dense) {
+namespace {
+
+// Posts one RDMA WRITE (`write`) or READ per piece of the target type's
+// contiguous runs; `dense` is the origin data packed in run order.
+int transfer(Window* w, int target, uint64_t at, size_t tcount, const Datatype& ttype, unsigned char* dense,
+             bool write) {
   const Peer& p = w->peers[target];
   btl::Transport* t = route_of(w, target);
   const int world = w->ctx->world_of[target];
@@ -190,29 +195,26 @@ int put(Window* w, int target, uint64_t at, size_t tcount, const Datatype& ttype
   runs(at, tcount, ttype, [&](uint64_t a, size_t len) {
     if (rc != MPI_SUCCESS) return;
     pieces(a, len, [&](uint64_t pa, size_t off, size_t n) {
-      if (rc == MPI_SUCCESS)
-        rc = post("write", target, [&] { return t->put_nb(world, dense + done + off, n, pa, p.key); });
+      if (rc != MPI_SUCCESS) return;
+      unsigned char* local = dense + done + off;
+      rc = post(write ? "write" : "read", target, [&] {
+        return write ? t->put_nb(world, local, n, pa, p.key) : t->get_nb(world, local, n, pa, p.key);
+      });
     });
     done += len;
   });
   return rc;
 }
 
+}  // namespace
+
+int put(Window* w, int target, uint64_t at, size_t tcount, const Datatype& ttype, const unsigned char* dense) {
+  // RDMA WRITE only reads `dense`; the shared walker takes a mutable pointer.
+  return transfer(w, target, at, tcount, ttype, const_cast<unsigned char*>(dense), true);
+}
+
 int get(Window* w, int target, uint64_t at, size_t tcount, const Datatype& ttype, unsigned char* dense) {
-  const Peer& p = w->peers[target];
-  btl::Transport* t = route_of(w, target);
-  const int world = w->ctx->world_of[target];
-  size_t done = 0;
-  int rc = MPI_SUCCESS;
-  runs(at, tcount, ttype, [&](uint64_t a, size_t len) {
-    if (rc != MPI_SUCCESS) return;
-    pieces(a, len, [&](uint64_t pa, size_t off, size_t n) {
-      if (rc == MPI_SUCCESS)
-        rc = post("read", target, [&] { return t->get_nb(world, dense + done + off, n, pa, p.key); });
-    });
-    done += len;
-  });
-  return rc;
+  return transfer(w, target, at, tcount, ttype, dense, false);
 }
 
 int flush(Window* w, int target) {

@@ -393,6 +393,27 @@ void on_frag(int, const void* msg, size_t len) {
   }
 }
 
+// The loop shared by the RGET receiver and the RPUT sender of a buffer
+// exposed in segments: moves every segment whose key is known, in order,
+// with move(offset, length, key), acknowledging each but the last with
+// ack(index). After a failure the remaining moves are skipped but the
+// exchange runs to its end. True once every segment is done.
+template <class Move, class Ack>
+bool move_segments(Request* r, size_t n, Move move, Ack ack) {
+  uint64_t count = (n + r->seg_size - 1) / r->seg_size;
+  while (r->seg_index < count) {
+    unsigned slot = static_cast<unsigned>(r->seg_index % 2);
+    if (!(r->seg_have & (1u << slot))) return false;
+    size_t off = static_cast<size_t>(r->seg_index * r->seg_size);
+    size_t len = std::min<size_t>(static_cast<size_t>(r->seg_size), n - off);
+    if (r->error == MPI_SUCCESS && move(off, len, r->seg_keys[slot]) != kOk) r->error = MPI_ERR_OTHER;
+    r->seg_have &= static_cast<uint8_t>(~(1u << slot));
+    r->seg_keys[slot] = 0;
+    if (++r->seg_index < count) ack(r->seg_index - 1);
+  }
+  return true;
+}
+
 // Receiver of a segmented RTS: reads every segment whose key is known, in
 // order, acknowledging each but the last (the sender then exposes the one
 // two further); after the last, FIN. After a failure the remaining reads are
@@ -401,22 +422,14 @@ void on_frag(int, const void* msg, size_t len) {
 void read_segments(Request* r) {
   btl::Transport* t = btl::route(r->dest_world);
   size_t n = r->bytes;
-  uint64_t count = (n + r->seg_size - 1) / r->seg_size;
-  while (r->seg_index < count) {
-    unsigned slot = static_cast<unsigned>(r->seg_index % 2);
-    if (!(r->seg_have & (1u << slot))) return;  // its key is on its way (on_seg_key)
-    size_t off = static_cast<size_t>(r->seg_index * r->seg_size);
-    size_t len = std::min<size_t>(static_cast<size_t>(r->seg_size), n - off);
-    if (r->error == MPI_SUCCESS &&
-        t->get(r->dest_world, recv_data(r) + off, r->seg_addr + off, r->seg_keys[slot], len) != kOk)
-      r->error = MPI_ERR_OTHER;
-    r->seg_have &= static_cast<uint8_t>(~(1u << slot));
-    r->seg_keys[slot] = 0;
-    if (++r->seg_index < count) {
-      SegInfo ack{r->remote_id, to_id(r), r->seg_index - 1, n};
-      send_control(r->dest_world, kAmSegAck, &ack, sizeof ack);
-    }
-  }
+  auto read = [&](size_t off, size_t len, uint64_t key) {
+    return t->get(r->dest_world, recv_data(r) + off, r->seg_addr + off, key, len);
+  };
+  auto ack = [&](uint64_t index) {
+    SegInfo info{r->remote_id, to_id(r), index, n};
+    send_control(r->dest_world, kAmSegAck, &info, sizeof info);
+  };
+  if (!move_segments(r, n, read, ack)) return;  // a key is on its way (on_seg_key)
   send_reply(r->dest_world, kAmFin, r->remote_id, 0);
   finish_recv(r);
 }
@@ -494,22 +507,14 @@ void on_cts_put(int, const void* msg, size_t len) {
 void write_segments(Request* r) {
   btl::Transport* t = btl::route(r->dest_world);
   size_t n = r->message_length;
-  uint64_t count = (n + r->seg_size - 1) / r->seg_size;
-  while (r->seg_index < count) {
-    unsigned slot = static_cast<unsigned>(r->seg_index % 2);
-    if (!(r->seg_have & (1u << slot))) return;  // its key is on its way (on_put_seg_key)
-    size_t off = static_cast<size_t>(r->seg_index * r->seg_size);
-    size_t len = std::min<size_t>(static_cast<size_t>(r->seg_size), n - off);
-    if (r->error == MPI_SUCCESS &&
-        t->put(r->dest_world, send_data(r) + off, r->seg_addr + off, r->seg_keys[slot], len) != kOk)
-      r->error = MPI_ERR_OTHER;
-    r->seg_have &= static_cast<uint8_t>(~(1u << slot));
-    r->seg_keys[slot] = 0;
-    if (++r->seg_index < count) {
-      SegInfo ack{to_id(r), r->remote_id, r->seg_index - 1, n};
-      send_control(r->dest_world, kAmPutSegAck, &ack, sizeof ack);
-    }
-  }
+  auto write = [&](size_t off, size_t len, uint64_t key) {
+    return t->put(r->dest_world, send_data(r) + off, r->seg_addr + off, key, len);
+  };
+  auto ack = [&](uint64_t index) {
+    SegInfo info{to_id(r), r->remote_id, index, n};
+    send_control(r->dest_world, kAmPutSegAck, &info, sizeof info);
+  };
+  if (!move_segments(r, n, write, ack)) return;  // a key is on its way (on_put_seg_key)
   r->seg_keys[0] = r->seg_keys[1] = 0;
   ReplyInfo fin{r->error == MPI_SUCCESS ? 0u : 1u, r->remote_id};
   send_control(r->dest_world, kAmPutFin, &fin, sizeof fin);

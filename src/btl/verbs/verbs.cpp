@@ -602,8 +602,9 @@ class VerbsTransport final : public Transport {
     return r >= 0 && size_t(r) < endpoints_.size() && endpoints_[r].has_card && !endpoints_[r].failed;
   }
 
-  int send(int peer, int am_id, const void* header, size_t header_len, const void* payload,
-           size_t payload_len) override {
+  // The established connection to `peer` in *out: kOk, kAgain while it is
+  // being set up (started here on first use), kUnreachable when it failed.
+  int established(int peer, Conn** out) {
     Endpoint& ep = endpoints_[peer];
     Conn* c = ep.conn;
     if (!c || !c->established) {
@@ -620,6 +621,14 @@ class VerbsTransport final : public Transport {
       c = ep.conn;
       if (!c || !c->established) return ep.failed ? kUnreachable : kAgain;
     }
+    *out = c;
+    return kOk;
+  }
+
+  int send(int peer, int am_id, const void* header, size_t header_len, const void* payload,
+           size_t payload_len) override {
+    Conn* c = nullptr;
+    if (int rc = established(peer, &c); rc != kOk) return rc;
     if (c->sent - peer_freed(c) >= c->peer_credits) {
       credit_stalls.add();
       return kAgain;
@@ -850,22 +859,8 @@ class VerbsTransport final : public Transport {
   // The established connection to `peer`, starting it if needed (kAgain
   // until it is up), with room in its send queue and in the send CQ.
   int rma_ready(int peer, Conn** out) {
-    Endpoint& ep = endpoints_[peer];
-    Conn* c = ep.conn;
-    if (!c || !c->established) {
-      if (ep.failed) return kUnreachable;
-      if (!has_conn(peer)) {
-        if (ep.await_deadline == 0) {
-          if (start_connect(peer) != 0) return kUnreachable;
-        } else if (now_ns() > ep.await_deadline) {
-          peer_failed(peer, "it rejected our connection for its own, which never came");
-          return kUnreachable;
-        }
-      }
-      poll_events();
-      c = ep.conn;
-      if (!c || !c->established) return ep.failed ? kUnreachable : kAgain;
-    }
+    Conn* c = nullptr;
+    if (int rc = established(peer, &c); rc != kOk) return rc;
     if (c->outstanding >= max_send_wr_ || send_cq_used_ >= send_cq_size_) {
       poll_send_cq();
       if (c->outstanding >= max_send_wr_ || send_cq_used_ >= send_cq_size_) return kAgain;
