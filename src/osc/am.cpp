@@ -339,23 +339,9 @@ size_t eager_limit(const Window* w, int target) {
 // The target layout as runs at `at`.
 std::vector<Run> runs_of(uint64_t at, size_t count, const Datatype& t) {
   std::vector<Run> runs;
-  if (count == 0 || t.size == 0) return runs;
-  if (t.contiguous) {
-    runs.push_back(Run{at, t.size * count});
-    return runs;
-  }
-  for (size_t i = 0; i < count * t.reps; ++i) {
-    const std::ptrdiff_t unit = static_cast<std::ptrdiff_t>(i / t.reps) * t.extent +
-                                static_cast<std::ptrdiff_t>(i % t.reps) * t.rep_stride;
-    for (size_t b = 0; b < t.block_count; ++b) {
-      const TypeBlock& block = t.blocks[b];
-      for (size_t r = 0; r < block.count; ++r) {
-        uint64_t off = at + static_cast<uint64_t>(unit + block.offset + static_cast<std::ptrdiff_t>(r) * block.stride);
-        if (!runs.empty() && runs.back().off + runs.back().len == off) runs.back().len += block.length;
-        else runs.push_back(Run{off, block.length});
-      }
-    }
-  }
+  for_each_run(t, count, [&](std::ptrdiff_t off, size_t len) {
+    runs.push_back(Run{at + static_cast<uint64_t>(off), len});
+  });
   return runs;
 }
 

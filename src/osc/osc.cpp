@@ -270,37 +270,6 @@ int finish_am(Window* w) {
 
 // ---- data movement -------------------------------------------------------------
 
-// Calls fn(offset, length) for every contiguous run of `count` items of `t`,
-// in type-map order (the order of the packed stream), merging adjacent runs.
-template <class Fn> void for_each_run(const Datatype& t, size_t count, Fn fn) {
-  if (count == 0 || t.size == 0) return;
-  if (t.contiguous) {
-    fn(0, t.size * count);
-    return;
-  }
-  std::ptrdiff_t run_at = 0;
-  size_t run_len = 0;
-  auto emit = [&](std::ptrdiff_t at, size_t len) {
-    if (run_len && run_at + static_cast<std::ptrdiff_t>(run_len) == at) {
-      run_len += len;
-      return;
-    }
-    if (run_len) fn(run_at, run_len);
-    run_at = at;
-    run_len = len;
-  };
-  for (size_t i = 0; i < count * t.reps; ++i) {
-    const std::ptrdiff_t unit = static_cast<std::ptrdiff_t>(i / t.reps) * t.extent +
-                                static_cast<std::ptrdiff_t>(i % t.reps) * t.rep_stride;
-    for (size_t b = 0; b < t.block_count; ++b) {
-      const TypeBlock& block = t.blocks[b];
-      for (size_t r = 0; r < block.count; ++r)
-        emit(unit + block.offset + static_cast<std::ptrdiff_t>(r) * block.stride, block.length);
-    }
-  }
-  if (run_len) fn(run_at, run_len);
-}
-
 // Where `count` items of `t` at displacement `disp` of `target` are: checks
 // the range and returns the address (local for Mapped / Self, the target's
 // for Cma).

@@ -56,36 +56,6 @@ template <class F> int post(const char* what, int target, F f) {
   }
 }
 
-// Calls fn(address, length) for every contiguous run of `count` items of
-// `t` at `at`, merged where adjacent.
-template <class Fn> void runs(uint64_t at, size_t count, const Datatype& t, Fn fn) {
-  if (count == 0 || t.size == 0) return;
-  if (t.contiguous) {
-    fn(at, t.size * count);
-    return;
-  }
-  uint64_t run_at = 0;
-  size_t run_len = 0;
-  for (size_t i = 0; i < count * t.reps; ++i) {
-    const std::ptrdiff_t unit = static_cast<std::ptrdiff_t>(i / t.reps) * t.extent +
-                                static_cast<std::ptrdiff_t>(i % t.reps) * t.rep_stride;
-    for (size_t b = 0; b < t.block_count; ++b) {
-      const TypeBlock& block = t.blocks[b];
-      for (size_t r = 0; r < block.count; ++r) {
-        uint64_t a = at + static_cast<uint64_t>(unit + block.offset + static_cast<std::ptrdiff_t>(r) * block.stride);
-        if (run_len && run_at + run_len == a) {
-          run_len += block.length;
-          continue;
-        }
-        if (run_len) fn(run_at, run_len);
-        run_at = a;
-        run_len = block.length;
-      }
-    }
-  }
-  if (run_len) fn(run_at, run_len);
-}
-
 // Runs up to this size are posted in pieces of kPiece bytes (the verbs
 // transport stages those through registered slots, no registration of the
 // origin buffer per operation); larger ones go in one call, which the
@@ -192,7 +162,8 @@ int transfer(Window* w, int target, uint64_t at, size_t tcount, const Datatype& 
   const int world = w->ctx->world_of[target];
   size_t done = 0;
   int rc = MPI_SUCCESS;
-  runs(at, tcount, ttype, [&](uint64_t a, size_t len) {
+  for_each_run(ttype, tcount, [&](std::ptrdiff_t run_off, size_t len) {
+    const uint64_t a = at + static_cast<uint64_t>(run_off);
     if (rc != MPI_SUCCESS) return;
     pieces(a, len, [&](uint64_t pa, size_t off, size_t n) {
       if (rc != MPI_SUCCESS) return;
@@ -271,7 +242,8 @@ int fetch_add(Window* w, int target, uint64_t at, size_t tcount, const Datatype&
   // accumulate_ordering): active messages sent before are applied first.
   int rc = am::flush(w, target);
   size_t done = 0;
-  runs(at, tcount, ttype, [&](uint64_t a, size_t len) {
+  for_each_run(ttype, tcount, [&](std::ptrdiff_t off, size_t len) {
+    const uint64_t a = at + static_cast<uint64_t>(off);
     for (size_t k = 0; k < len && rc == MPI_SUCCESS; k += 8, done += 8) {
       uint64_t v;
       memcpy(&v, in + done, 8);
