@@ -434,25 +434,44 @@ void read_segments(Request* r) {
   finish_recv(r);
 }
 
+// The exposing side of a segmented transfer (RGET sender, RPUT receiver):
+// segment `ack.index` was moved. Release its key and expose the segment two
+// further, if it lies within `total`, sending its key with `key_am`.
+// expose(transport, offset, length) returns the new key.
+template <class Expose>
+void expose_next_segment(Request* r, const SegInfo& ack, size_t total, int key_am, Expose expose) {
+  btl::Transport* t = btl::route(r->dest_world);
+  unsigned slot = static_cast<unsigned>(ack.index % 2);
+  if (r->seg_keys[slot]) t->unexpose(r->dest_world, r->seg_keys[slot]);
+  r->seg_keys[slot] = 0;
+  uint64_t next = ack.index + 2;
+  if (next * r->seg_size >= total) return;
+  size_t off = static_cast<size_t>(next * r->seg_size);
+  size_t len = std::min<size_t>(static_cast<size_t>(r->seg_size), total - off);
+  r->seg_keys[slot] = expose(t, off, len);
+  rndv_segments.add();
+  SegInfo key{ack.sender_request, ack.receiver_request, next, r->seg_keys[slot]};
+  send_control(r->dest_world, key_am, &key, sizeof key);
+}
+
+// The moving side (RGET receiver, RPUT sender): the key of a further segment
+// arrived; keep it in its slot.
+void store_segment_key(Request* r, const SegInfo& key) {
+  unsigned slot = static_cast<unsigned>(key.index % 2);
+  r->seg_keys[slot] = key.key;
+  r->seg_have |= static_cast<uint8_t>(1u << slot);
+}
+
 // Sender: segment `index` was read. Release it and expose the one two
 // further, if the receiver reads that far.
 void on_seg_ack(int, const void* msg, size_t) {
   SegInfo ack;
   std::memcpy(&ack, msg, sizeof ack);
   Request* r = from_id(ack.sender_request);
-  btl::Transport* t = btl::route(r->dest_world);
-  unsigned slot = static_cast<unsigned>(ack.index % 2);
-  if (r->seg_keys[slot]) t->unexpose(r->dest_world, r->seg_keys[slot]);
-  r->seg_keys[slot] = 0;
   size_t total = std::min<size_t>(r->length, static_cast<size_t>(ack.key));
-  uint64_t next = ack.index + 2;
-  if (next * r->seg_size >= total) return;
-  size_t off = static_cast<size_t>(next * r->seg_size);
-  size_t len = std::min<size_t>(static_cast<size_t>(r->seg_size), total - off);
-  r->seg_keys[slot] = t->expose(r->dest_world, send_data(r) + off, len);  // 0: the receiver's read fails
-  rndv_segments.add();
-  SegInfo key{ack.sender_request, ack.receiver_request, next, r->seg_keys[slot]};
-  send_control(r->dest_world, kAmSegKey, &key, sizeof key);
+  expose_next_segment(r, ack, total, kAmSegKey, [&](btl::Transport* t, size_t off, size_t len) {
+    return t->expose(r->dest_world, send_data(r) + off, len);  // 0: the receiver's read fails
+  });
 }
 
 // Receiver: the key of a further segment.
@@ -460,9 +479,7 @@ void on_seg_key(int, const void* msg, size_t) {
   SegInfo key;
   std::memcpy(&key, msg, sizeof key);
   Request* r = from_id(key.receiver_request);
-  unsigned slot = static_cast<unsigned>(key.index % 2);
-  r->seg_keys[slot] = key.key;
-  r->seg_have |= static_cast<uint8_t>(1u << slot);
+  store_segment_key(r, key);
   read_segments(r);
 }
 
@@ -527,19 +544,11 @@ void on_put_seg_ack(int, const void* msg, size_t) {
   SegInfo ack;
   std::memcpy(&ack, msg, sizeof ack);
   Request* r = from_id(ack.receiver_request);
-  btl::Transport* t = btl::route(r->dest_world);
-  unsigned slot = static_cast<unsigned>(ack.index % 2);
-  if (r->seg_keys[slot]) t->unexpose(r->dest_world, r->seg_keys[slot]);
-  r->seg_keys[slot] = 0;
-  uint64_t next = ack.index + 2;
-  if (next * r->seg_size >= r->bytes) return;
-  size_t off = static_cast<size_t>(next * r->seg_size);
-  size_t len = std::min<size_t>(static_cast<size_t>(r->seg_size), r->bytes - off);
-  r->seg_keys[slot] = t->expose_writable(r->dest_world, recv_data(r) + off, len);
-  if (!r->seg_keys[slot]) r->error = MPI_ERR_OTHER;  // the sender's write fails too
-  rndv_segments.add();
-  SegInfo key{ack.sender_request, ack.receiver_request, next, r->seg_keys[slot]};
-  send_control(r->dest_world, kAmPutSegKey, &key, sizeof key);
+  expose_next_segment(r, ack, r->bytes, kAmPutSegKey, [&](btl::Transport* t, size_t off, size_t len) {
+    uint64_t key = t->expose_writable(r->dest_world, recv_data(r) + off, len);
+    if (!key) r->error = MPI_ERR_OTHER;  // the sender's write fails too
+    return key;
+  });
 }
 
 // RPUT sender: the key of a further segment of the receiver's buffer.
@@ -547,9 +556,7 @@ void on_put_seg_key(int, const void* msg, size_t) {
   SegInfo key;
   std::memcpy(&key, msg, sizeof key);
   Request* r = from_id(key.sender_request);
-  unsigned slot = static_cast<unsigned>(key.index % 2);
-  r->seg_keys[slot] = key.key;
-  r->seg_have |= static_cast<uint8_t>(1u << slot);
+  store_segment_key(r, key);
   write_segments(r);
 }
 
