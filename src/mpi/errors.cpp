@@ -235,7 +235,10 @@ int raise(Comm* comm, int code, const char* function, const char* detail) {
       errhandler_retain(e);
       e->comm_fn(&handle, &c);
       errhandler_release(e);
-      return code;
+      // The code is passed by reference: what the handler leaves there is
+      // what the failing call returns (as MPICH; its errors/io/fileerrret
+      // relies on a handler that turns the error into MPI_SUCCESS).
+      return c;
     }
     case Errhandler::Kind::Abort:
       die(code, function, detail, "MPI_ERRORS_ABORT");

@@ -158,7 +158,7 @@ Errhandler* default_errhandler() {
 }
 
 // Raises `code` on the file's error handler (MPI_FILE_NULL's when `f` is
-// null) and returns it when the handler returns.
+// null) and returns it (as a user handler left it) when the handler returns.
 int file_raise(FileObj* f, int code, const char* fn, const char* detail = nullptr) {
   if (code == MPI_SUCCESS) return code;
   Errhandler* e = f ? f->errhandler : default_errhandler();
@@ -171,7 +171,7 @@ int file_raise(FileObj* f, int code, const char* fn, const char* detail = nullpt
       errhandler_retain(e);  // the handler may replace and free itself
       reinterpret_cast<MPI_File_errhandler_function*>(e->comm_fn)(&h, &c);
       errhandler_release(e);
-      return code;
+      return c;  // the handler may have replaced the code (see raise())
     }
     default:
       return raise(nullptr, code, fn, detail);  // no communicator: ends the job

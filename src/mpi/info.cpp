@@ -5,6 +5,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -65,6 +66,21 @@ EnvInfo& env_info() {
   return e;
 }
 
+// main's own argument vector, as glibc hands it to a shared library's
+// constructors (argc, argv, envp). MPI_Info_create_env compares the argv it is
+// given with this one: some callers (MPICH's info/infocreateenv test among
+// them) pass &argc and &argv, and such values must never be dereferenced.
+int main_argc = 0;
+char** main_argv = nullptr;
+__attribute__((constructor)) void capture_main_arguments(int argc, char** argv, char** /*envp*/) {
+  main_argc = argc;
+  main_argv = argv;
+}
+
+// The largest argument count taken from an argv array that is not main's own:
+// beyond it the pair is treated as not describing a command line at all.
+constexpr int kMaxForeignArgc = 256;
+
 // This process's command line as the kernel recorded it; MPI_Init may have
 // been given NULL argc/argv, so the arguments are not taken from there.
 std::vector<std::string> own_command_line() {
@@ -86,7 +102,10 @@ std::vector<std::string> own_command_line() {
 // and "argv" (the arguments after the command, separated by spaces), then
 // "maxprocs", "host", "arch", "wdir" and "thread_level". "soft" and "file"
 // describe mpiexec options Axon's mpirun does not have: left out.
-void fill_env(Info* info, const std::vector<std::string>& args) {
+// `job_keys`: also the keys only known once MPI is initialized (maxprocs,
+// thread_level); MPI_Info_create_env leaves them out so that its result is
+// the same before MPI_Init, after it and after MPI_Finalize.
+void fill_env(Info* info, const std::vector<std::string>& args, bool job_keys) {
   info->entries.clear();
   if (!args.empty()) {
     info->set("command", args[0]);
@@ -97,7 +116,7 @@ void fill_env(Info* info, const std::vector<std::string>& args) {
     }
     info->set("argv", rest);
   }
-  if (initialized()) info->set("maxprocs", std::to_string(rte::job().size));
+  if (job_keys && initialized()) info->set("maxprocs", std::to_string(rte::job().size));
   char host[256];
   if (gethostname(host, sizeof host) == 0) {
     host[sizeof host - 1] = '\0';
@@ -108,7 +127,8 @@ void fill_env(Info* info, const std::vector<std::string>& args) {
   char cwd[PATH_MAX];
   if (getcwd(cwd, sizeof cwd)) info->set("wdir", cwd);
   int level = MPI_THREAD_SINGLE;
-  if (initialized() && PMPI_Query_thread(&level) == MPI_SUCCESS) info->set("thread_level", thread_level_name(level));
+  if (job_keys && initialized() && PMPI_Query_thread(&level) == MPI_SUCCESS)
+    info->set("thread_level", thread_level_name(level));
 }
 
 // A string argument's length, or -1 when it is longer than `max`
@@ -138,7 +158,7 @@ Info* info_from_handle(MPI_Info h) {
     EnvInfo& e = env_info();
     std::lock_guard<std::mutex> g(e.mutex);
     if (!e.filled || (!e.filled_with_job && initialized())) {
-      fill_env(&e.info, own_command_line());
+      fill_env(&e.info, own_command_line(), true);
       e.info.predefined = true;
       e.filled = true;
       e.filled_with_job = initialized();
@@ -224,14 +244,20 @@ AXON_API(int, MPI_Info_create, (MPI_Info * info)) {
 
 AXON_API(int, MPI_Info_create_env, (int argc, char* argv[], MPI_Info* info)) {
   if (!info) return raise_self(MPI_ERR_ARG, "MPI_Info_create_env", "info is NULL");
-  if (argc < 0 || (argc > 0 && !argv)) return raise_self(MPI_ERR_ARG, "MPI_Info_create_env", "invalid argc/argv");
-  // The command line given here, or this process's own when argc is 0 (the
-  // call may come before MPI_Init, which may have been given no arguments).
+  // The command line given here when it is main's own vector (at most main's
+  // argc entries are read) or a plausible array of the caller's; otherwise
+  // (argc 0 or out of range, argv NULL) this process's own, as MPICH does:
+  // argc/argv are a description of the command line, not data to trust.
   std::vector<std::string> args;
-  for (int i = 0; i < argc; ++i) args.emplace_back(argv[i] ? argv[i] : "");
+  int usable = 0;
+  if (argv && argc > 0) {
+    if (argv == main_argv) usable = std::min(argc, main_argc);
+    else if (argc <= kMaxForeignArgc) usable = argc;
+  }
+  for (int i = 0; i < usable; ++i) args.emplace_back(argv[i] ? argv[i] : "");
   if (args.empty()) args = own_command_line();
   Info* created = info_new();
-  fill_env(created, args);
+  fill_env(created, args, false);
   *info = info_handle(created);
   return MPI_SUCCESS;
 }

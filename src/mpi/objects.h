@@ -4,10 +4,12 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -87,6 +89,10 @@ struct Comm {
   void* bsend_buffer = nullptr;  // MPI_Comm_attach_buffer's buffer (src/mpi/bsend.cpp)
   void* coll_state = nullptr;  // coll::CommState, created on first collective; freed by coll_comm_destroy
   uint64_t session_id = 0;     // the session it derives from (src/mpi/session.h); 0: World model
+  // MPI_Psend_init / MPI_Precv_init calls made so far on this communicator per
+  // (is_send, peer, tag): the k-th initialization on one side pairs with the
+  // k-th on the other (src/mpi/partitioned.cpp). Guarded by the pml lock.
+  std::map<std::tuple<bool, int, int>, uint32_t> partitioned_inits;
   int rank() const { return p2p.rank; }
   int size() const { return p2p.size(); }
 };

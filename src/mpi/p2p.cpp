@@ -241,7 +241,10 @@ int validate_probe(Comm* c, int source, int tag) {
   return MPI_SUCCESS;
 }
 
-void proc_null_status(MPI_Status* status) { set_status(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, false); }
+// Single-completion calls leave MPI_ERROR alone (MPI-4.1 3.2.5), PROC_NULL included.
+void proc_null_status(MPI_Status* status) {
+  if (status) set_status(status, MPI_PROC_NULL, MPI_ANY_TAG, status->MPI_ERROR, 0, false);
+}
 }  // namespace
 
 AXON_API(int, MPI_Iprobe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status)) {

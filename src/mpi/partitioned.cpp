@@ -12,8 +12,12 @@
 //
 // Partitioned operations match only each other: they travel on the
 // communicator's point-to-point context with the tag mapped below -2^30
-// (user tags stop at kTagUpperBound = 2^30-1), and in order of
-// initialization, as pml matching keeps order per (source, tag).
+// (user tags stop at kTagUpperBound = 2^30-1). They pair in the order of
+// their initialization calls (MPI-4.1 4.2.1), not of MPI_Start or of the last
+// MPI_Pready: the k-th MPI_Psend_init to (dest, tag) on a communicator pairs
+// with the k-th MPI_Precv_init from that source and tag, and k is folded into
+// the wire tag (see wire_tag) so that a send launched early cannot be taken
+// by an earlier-initialized receive.
 #include <atomic>
 #include <memory>
 #include <vector>
@@ -36,6 +40,7 @@ struct Partitioned {
   const Datatype* type;
   int peer;
   int tag;  // the user's tag
+  uint32_t pairing = 0;  // k: this is the k-th init of its (direction, peer, tag) on the communicator
   Comm* comm;
   // Per start: which partitions are ready (send) and how many.
   std::unique_ptr<std::atomic<uint8_t>[]> ready;
@@ -43,7 +48,17 @@ struct Partitioned {
   pml::Request* inner = nullptr;  // the transfer of the current start
 };
 
-int wire_tag(int tag) { return -0x40000000 - tag; }
+// The tag a partitioned transfer travels with: below -2^30, so that it never
+// matches a user tag, with the pairing index k in bits 20-29 when the user
+// tag fits in 20 bits. Larger tags (or k beyond 1023, taken modulo 1024) share
+// a wire tag with another pairing; those pairs then match in launch order,
+// which is only observable if they are started out of initialization order.
+int wire_tag(int tag, uint32_t pairing) {
+  constexpr int kTagBits = 20;
+  int code = tag;
+  if (tag < (1 << kTagBits)) code = static_cast<int>((pairing & 1023u) << kTagBits) | tag;
+  return -0x40000000 - code;
+}
 
 Partitioned* state_of(pml::Request* r) { return static_cast<Partitioned*>(r->user_data); }
 
@@ -67,9 +82,10 @@ int launch(pml::Request* outer) {
   Partitioned* p = state_of(outer);
   MPI_Count total = p->count * p->partitions;
   pml::Request* inner = nullptr;
-  int rc = p->is_send ? pml::isend(p->buffer, total, p->type, p->peer, wire_tag(p->tag), &p->comm->p2p,
-                                   pml::SendMode::Standard, &inner)
-                      : pml::irecv(p->buffer, total, p->type, p->peer, wire_tag(p->tag), &p->comm->p2p, &inner);
+  int wire = wire_tag(p->tag, p->pairing);
+  int rc = p->is_send ? pml::isend(p->buffer, total, p->type, p->peer, wire, &p->comm->p2p, pml::SendMode::Standard,
+                                   &inner)
+                      : pml::irecv(p->buffer, total, p->type, p->peer, wire, &p->comm->p2p, &inner);
   if (rc != MPI_SUCCESS) return rc;
   inner->user_data = outer;
   p->inner = inner;
@@ -104,6 +120,8 @@ int init(const char* fn, bool is_send, const void* buf, int partitions, MPI_Coun
   p->ready = std::make_unique<std::atomic<uint8_t>[]>(static_cast<size_t>(partitions));
   datatype_retain(type);  // the request's reference, dropped by request_release
   pml::Guard guard;
+  // MPI_PROC_NULL peers never transfer anything: they take no pairing index.
+  if (peer != MPI_PROC_NULL) p->pairing = c->partitioned_inits[{is_send, peer, tag}]++;
   pml::Request* r = standalone_request(is_send ? pml::Request::Kind::Send : pml::Request::Kind::Recv, c);
   r->persistent = true;
   r->partitioned = true;

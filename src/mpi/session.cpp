@@ -92,7 +92,7 @@ int session_raise(Session* s, int code, const char* function, const char* detail
     errhandler_retain(e);  // the handler may replace and free itself
     reinterpret_cast<MPI_Session_errhandler_function*>(e->comm_fn)(&h, &c);
     errhandler_release(e);
-    return code;
+    return c;  // the handler may have replaced the code (see raise())
   }
   return raise(nullptr, code, function, detail);  // no communicator: ends the job
 }
