@@ -15,13 +15,16 @@ enum Tag : int { kTagBarrier = 1, kTagBcast = 2, kTagReduce = 3, kTagAllreduce =
 
 const Datatype* byte_type() { return datatype_from_handle(MPI_BYTE); }
 
-int exchange(const void* sendbuf, void* recvbuf, size_t bytes, int peer, int tag, pml::Context* ctx) {
+// Sends `out` bytes and receives `bytes` bytes (equal unless this rank
+// failed earlier and sends an empty message).
+int exchange(const void* sendbuf, void* recvbuf, size_t out, size_t bytes, int peer, int tag, pml::Context* ctx) {
   pml::Request* s = nullptr;
-  int rc = pml::isend(sendbuf, static_cast<MPI_Count>(bytes), byte_type(), peer, tag, ctx,
+  int rc = pml::isend(sendbuf, static_cast<MPI_Count>(out), byte_type(), peer, tag, ctx,
                       pml::SendMode::Standard, &s);
   if (rc != MPI_SUCCESS) return rc;
   pml::Request r;
   rc = pml::recv(recvbuf, static_cast<MPI_Count>(bytes), byte_type(), peer, tag, ctx, &r);
+  if (rc == MPI_SUCCESS && r.bytes < bytes) rc = MPI_ERR_OTHER;  // short: see recv_bytes
   pml::wait(s);
   pml::Guard guard;
   if (rc == MPI_SUCCESS) rc = s->error;
@@ -33,9 +36,13 @@ int send_bytes(const void* buf, size_t bytes, int peer, int tag, pml::Context* c
   return pml::send(buf, static_cast<MPI_Count>(bytes), byte_type(), peer, tag, ctx, pml::SendMode::Standard);
 }
 
+// Every receive here is sized to exactly what the peer sends; a short one
+// means mismatched counts (an erroneous program) or a peer that failed
+// earlier and sends empty messages: an error here too.
 int recv_bytes(void* buf, size_t bytes, int peer, int tag, pml::Context* ctx) {
   pml::Request r;
-  return pml::recv(buf, static_cast<MPI_Count>(bytes), byte_type(), peer, tag, ctx, &r);
+  int rc = pml::recv(buf, static_cast<MPI_Count>(bytes), byte_type(), peer, tag, ctx, &r);
+  return rc == MPI_SUCCESS && r.bytes < bytes ? MPI_ERR_OTHER : rc;
 }
 
 // Reduction buffers hold `count` items of a type laid out with its extent.
@@ -110,7 +117,8 @@ int reduce_to_zero(void* acc, void* scratch, MPI_Count count, const Datatype* ty
   int err = MPI_SUCCESS;
   for (int mask = 1; mask < size; mask <<= 1) {
     if (rank & mask) {
-      int rc = send_bytes(acc, bytes, rank - mask, kTagReduce, ctx);
+      // After an error an empty message, which the parent sees as short.
+      int rc = send_bytes(acc, err == MPI_SUCCESS ? bytes : 0, rank - mask, kTagReduce, ctx);
       return err != MPI_SUCCESS ? err : rc;
     }
     int child = rank + mask;
@@ -163,27 +171,35 @@ int allreduce(const void* sendbuf, void* recvbuf, MPI_Count count, const Datatyp
   if (size == 1 || count == 0) return MPI_SUCCESS;
   if (!op->commutative) {
     int rc = reduce(nullptr, recvbuf, count, type, op, 0, ctx);
-    if (rc != MPI_SUCCESS) return rc;
-    return bcast(recvbuf, static_cast<MPI_Count>(bytes), byte_type(), 0, ctx);
+    // The bcast runs after an error too, so that no rank waits for it; the
+    // first error is returned.
+    int rc2 = bcast(recvbuf, static_cast<MPI_Count>(bytes), byte_type(), 0, ctx);
+    return rc != MPI_SUCCESS ? rc : rc2;
   }
   // Recursive doubling over the largest power of two `pof2` <= size: the
   // first 2*(size-pof2) ranks pair up, odd ones hand their data to the even
   // ones and sit out, and get the result back at the end.
+  // After an error (mismatched counts: a truncated or short message) a rank
+  // keeps taking part with empty messages, which its partners see as short,
+  // so every rank returns an error and none is left waiting.
   std::vector<uint8_t> scratch(bytes);
   int pof2 = 1;
   while (pof2 * 2 <= size) pof2 <<= 1;
   int extra = size - pof2;
-  int rc = MPI_SUCCESS;
+  int err = MPI_SUCCESS;
+  auto out = [&] { return err == MPI_SUCCESS ? bytes : size_t{0}; };
+  auto combine = [&](int rc) {
+    if (err == MPI_SUCCESS) err = rc;
+    if (err == MPI_SUCCESS) err = op_apply(*op, scratch.data(), recvbuf, static_cast<size_t>(count), *type);
+  };
   int vrank;
   if (rank < 2 * extra) {
     if (rank % 2) {
-      rc = send_bytes(recvbuf, bytes, rank - 1, kTagAllreduce, ctx);
-      if (rc != MPI_SUCCESS) return rc;
-      return recv_bytes(recvbuf, bytes, rank - 1, kTagAllreduce, ctx);
+      int rc = send_bytes(recvbuf, bytes, rank - 1, kTagAllreduce, ctx);
+      int rc2 = recv_bytes(recvbuf, bytes, rank - 1, kTagAllreduce, ctx);
+      return rc != MPI_SUCCESS ? rc : rc2;
     }
-    rc = recv_bytes(scratch.data(), bytes, rank + 1, kTagAllreduce, ctx);
-    if (rc == MPI_SUCCESS) rc = op_apply(*op, scratch.data(), recvbuf, static_cast<size_t>(count), *type);
-    if (rc != MPI_SUCCESS) return rc;
+    combine(recv_bytes(scratch.data(), bytes, rank + 1, kTagAllreduce, ctx));
     vrank = rank / 2;
   } else {
     vrank = rank - extra;
@@ -191,12 +207,13 @@ int allreduce(const void* sendbuf, void* recvbuf, MPI_Count count, const Datatyp
   for (int mask = 1; mask < pof2; mask <<= 1) {
     int vpeer = vrank ^ mask;
     int peer = vpeer < extra ? vpeer * 2 : vpeer + extra;
-    rc = exchange(recvbuf, scratch.data(), bytes, peer, kTagAllreduce, ctx);
-    if (rc == MPI_SUCCESS) rc = op_apply(*op, scratch.data(), recvbuf, static_cast<size_t>(count), *type);
-    if (rc != MPI_SUCCESS) return rc;
+    combine(exchange(recvbuf, scratch.data(), out(), bytes, peer, kTagAllreduce, ctx));
   }
-  if (rank < 2 * extra) rc = send_bytes(recvbuf, bytes, rank + 1, kTagAllreduce, ctx);
-  return rc;
+  if (rank < 2 * extra) {
+    int rc = send_bytes(recvbuf, out(), rank + 1, kTagAllreduce, ctx);
+    if (err == MPI_SUCCESS) err = rc;
+  }
+  return err;
 }
 
 // Ring: in step s every rank passes on the block it received in step s-1.

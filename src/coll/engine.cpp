@@ -174,14 +174,14 @@ int post(CommState* state, const Args& args, pml::Request** out) {
 
 pml::Request* init_schedule(std::unique_ptr<Schedule> schedule) {
   pml::Guard guard;
+  schedule->persistent_tag = schedule->state->next_tag();  // init order, not start order, matches
   return new_request(schedule.release(), true);
 }
 
 int init(CommState* state, const Args& args, pml::Request** out) {
   std::unique_ptr<Schedule> s;
   if (int rc = build(state, args, &s); rc != MPI_SUCCESS) return rc;
-  pml::Guard guard;
-  *out = new_request(s.release(), true);
+  *out = init_schedule(std::move(s));
   return MPI_SUCCESS;
 }
 
@@ -189,7 +189,7 @@ int start(pml::Request* req) {
   pml::Guard guard;
   auto* s = static_cast<Schedule*>(req->user_data);
   req->active = true;
-  launch(s, req, s->state->next_tag());
+  launch(s, req, s->persistent_tag);
   return MPI_SUCCESS;
 }
 

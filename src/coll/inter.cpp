@@ -42,6 +42,22 @@ void* local_reduce(Schedule& s, const Args& a, int lrank, int lsize) {
   return l.recvbuf;
 }
 
+// The leader exchange of reduce_scatter(_block): every vector has `total`
+// items (the same in both groups), this group's are reduced to the leader,
+// and the leaders swap results. Returns the other group's result at the
+// leader (null elsewhere), ready to be scattered over this group.
+void* reduce_and_swap(Schedule& s, const Args& a, MPI_Count total, int lrank, int lsize, pml::Context* remote) {
+  Args r = a;
+  r.recvcount = total;
+  void* mine = local_reduce(s, r, lrank, lsize);
+  if (lrank != 0) return nullptr;
+  void* theirs = s.temp_items(total, a.recvtype);
+  s.send(mine, total, a.recvtype, 0, remote);
+  s.recv(theirs, total, a.recvtype, 0, remote);
+  s.round();
+  return theirs;
+}
+
 }  // namespace
 
 bool build_inter(Schedule& s, const Args& a, CommState* st) {
@@ -136,15 +152,7 @@ bool build_inter(Schedule& s, const Args& a, CommState* st) {
       // reduce ours to the leader, the leaders swap, each leader scatters
       // the other group's result in its group.
       if (a.recvcount == 0) return true;
-      Args r = a;
-      r.recvcount = a.recvcount * lsize;
-      void* mine = local_reduce(s, r, lrank, lsize);
-      void* theirs = lrank == 0 ? s.temp_items(a.recvcount * lsize, a.recvtype) : nullptr;
-      if (lrank == 0) {
-        s.send(mine, a.recvcount * lsize, a.recvtype, 0, remote);
-        s.recv(theirs, a.recvcount * lsize, a.recvtype, 0, remote);
-        s.round();
-      }
+      void* theirs = reduce_and_swap(s, a, a.recvcount * lsize, lrank, lsize, remote);
       Args sc = a;
       sc.kind = Kind::scatter;
       sc.root = 0;
@@ -169,15 +177,7 @@ bool build_inter(Schedule& s, const Args& a, CommState* st) {
         total += a.recvcounts[static_cast<size_t>(i)];
       }
       if (total == 0) return true;
-      Args r = a;
-      r.recvcount = total;
-      void* mine = local_reduce(s, r, lrank, lsize);
-      void* theirs = lrank == 0 ? s.temp_items(total, a.recvtype) : nullptr;
-      if (lrank == 0) {
-        s.send(mine, total, a.recvtype, 0, remote);
-        s.recv(theirs, total, a.recvtype, 0, remote);
-        s.round();
-      }
+      void* theirs = reduce_and_swap(s, a, total, lrank, lsize, remote);
       Args sc = a;
       sc.kind = Kind::scatterv;
       sc.root = 0;

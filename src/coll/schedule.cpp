@@ -106,8 +106,11 @@ bool Schedule::post_round() {
     if (s.kind != StepKind::Send && s.kind != StepKind::Recv) continue;
     if (s.peer == MPI_PROC_NULL) continue;
     pml::Request* r = nullptr;
+    // After an error the data is meaningless: send empty messages, which
+    // the receivers see as short and report in turn (see advance()).
+    MPI_Count send_count = error_ == MPI_SUCCESS ? s.count : 0;
     int rc = s.kind == StepKind::Send
-                 ? pml::isend(s.src, s.count, s.type, s.peer, tag_, s.ctx, pml::SendMode::Standard, &r)
+                 ? pml::isend(s.src, send_count, s.type, s.peer, tag_, s.ctx, pml::SendMode::Standard, &r)
                  : pml::irecv(s.dst, s.count, s.type, s.peer, tag_, s.ctx, &r);
     if (rc != MPI_SUCCESS) {
       error_ = rc;
@@ -124,6 +127,10 @@ bool Schedule::round_complete() {
     if (!r->complete.load(std::memory_order_acquire)) return false;
   for (pml::Request* r : inflight_) {
     if (r->error != MPI_SUCCESS && error_ == MPI_SUCCESS) error_ = r->error;
+    // Every schedule receive is sized to exactly what its peer sends, so a
+    // short one means the processes passed mismatched counts (an erroneous
+    // program) or the peer failed earlier.
+    if (r->kind == pml::Request::Kind::Recv && r->bytes < r->length && error_ == MPI_SUCCESS) error_ = MPI_ERR_OTHER;
     pml::request_release(r);
   }
   inflight_.clear();
@@ -139,9 +146,15 @@ int Schedule::run_local_steps() {
       case StepKind::Reduce:
         if (s.count > 0) rc = op_apply(*op_, s.src, s.dst, static_cast<size_t>(s.count), *s.type);
         break;
-      case StepKind::Copy:
-        rc = copy_typed(s.src, s.count, s.type, s.dst, s.count2, s.type2);
+      case StepKind::Copy: {
+        // Both sides of a schedule copy have one type signature in a correct
+        // program (a process's own block, packed images); different sizes
+        // mean mismatched counts: an error, which the rest of the schedule
+        // passes on to the peers (see advance()).
+        size_t from = payload_bytes(s.count, s.type), to = payload_bytes(s.count2, s.type2);
+        rc = from > to ? MPI_ERR_TRUNCATE : from < to ? MPI_ERR_OTHER : copy_typed(s.src, s.count, s.type, s.dst, s.count2, s.type2);
         break;
+      }
       case StepKind::Local:
         rc = locals_[s.fn]();
         break;
@@ -164,7 +177,11 @@ bool Schedule::advance() {
     if (!round_complete()) return false;
     if (error_ == MPI_SUCCESS) error_ = run_local_steps();
     posted_ = false;
-    if (error_ != MPI_SUCCESS || ++round_ == round_end_.size()) finished_ = true;
+    // After an error (a truncated or short receive: mismatched counts) the
+    // remaining rounds still run, with empty sends and no local steps, so
+    // that no peer is left waiting for this process and every one of them
+    // gets an error back instead of hanging (as MPICH's collectives do).
+    if (++round_ == round_end_.size()) finished_ = true;
   }
   return true;
 }

@@ -31,9 +31,14 @@ class Schedule {
   Schedule& operator=(const Schedule&) = delete;
 
   pml::Context* ctx() const { return ctx_; }
-  // The communicator's collective state (persistent requests take their
-  // tag from it at every start).
+  // The communicator's collective state.
   CommState* state = nullptr;
+  // Persistent schedules: the tag every start uses, drawn from `state` at
+  // the *_init call. MPI-4.1 6.13 matches persistent collectives by the
+  // order of their init calls, so two requests may be started in different
+  // orders on different processes; successive starts of one request reuse
+  // the tag safely, as messages between two processes match in order.
+  int persistent_tag = 0;
   const Op* op() const { return op_; }
 
   // ---- building ------------------------------------------------------------

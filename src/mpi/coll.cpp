@@ -148,6 +148,14 @@ int peers(const Comm* c) { return c->size(); }
     if (cond) return raise(c, code, fn, msg); \
   } while (0)
 
+// Where rank `r`'s block starts in a buffer of per-rank blocks: block r of
+// `count` items (displs null), or at displs[r] items.
+const void* own_block(const void* buf, MPI_Count count, const std::vector<MPI_Aint>* displs, const Datatype* type,
+                      int r) {
+  MPI_Aint items = displs ? (*displs)[static_cast<size_t>(r)] : static_cast<MPI_Aint>(r * count);
+  return static_cast<const char*>(buf) + items * type->extent;
+}
+
 // ---- the collectives -----------------------------------------------------------
 
 int do_barrier(const char* fn, MPI_Comm comm, Call call) {
@@ -213,6 +221,9 @@ int do_gather(const char* fn, coll::Kind kind, const void* sbuf, MPI_Count scoun
     a.recvbuf = rbuf, a.recvcount = rcount, a.recvtype = t;
     CHECK_MSG(!a.in_place && !c->inter && sbuf == rbuf && scount > 0, MPI_ERR_BUFFER,
               "sendbuf and recvbuf are the same buffer");
+    // The root's own block given as sendbuf: what MPI_IN_PLACE is for.
+    CHECK_MSG(!a.in_place && !c->inter && scount > 0 && sbuf == own_block(rbuf, rcount, rdispls, t, c->rank()),
+              MPI_ERR_BUFFER, "sendbuf is the root's own block of recvbuf (use MPI_IN_PLACE)");
   }
   return submit(c, fn, a, call);
 }
@@ -264,6 +275,8 @@ int do_scatter(const char* fn, coll::Kind kind, const void* sbuf, MPI_Count scou
     a.sendbuf = sbuf, a.sendcount = scount, a.sendtype = t;
     CHECK_MSG(!a.in_place && !c->inter && sbuf == rbuf && rcount > 0, MPI_ERR_BUFFER,
               "sendbuf and recvbuf are the same buffer");
+    CHECK_MSG(!a.in_place && !c->inter && rcount > 0 && rbuf == own_block(sbuf, scount, sdispls, t, c->rank()),
+              MPI_ERR_BUFFER, "recvbuf is the root's own block of sendbuf (use MPI_IN_PLACE)");
   }
   return submit(c, fn, a, call);
 }
@@ -306,6 +319,10 @@ int do_allgather(const char* fn, coll::Kind kind, const void* sbuf, MPI_Count sc
   }
   a.recvbuf = rbuf, a.recvcount = rcount, a.recvtype = t;
   CHECK_MSG(!a.in_place && sbuf == rbuf && scount > 0, MPI_ERR_BUFFER, "sendbuf and recvbuf are the same buffer");
+  // This process's own block given as sendbuf: what MPI_IN_PLACE is for
+  // (every process of such a call sees it, so all of them return the error).
+  CHECK_MSG(!a.in_place && !c->inter && scount > 0 && sbuf == own_block(rbuf, rcount, rdispls, t, c->rank()),
+            MPI_ERR_BUFFER, "sendbuf is this process's own block of recvbuf (use MPI_IN_PLACE)");
   return submit(c, fn, a, call);
 }
 
@@ -956,6 +973,8 @@ int reduce_local(const void* inbuf, void* inoutbuf, MPI_Count count, MPI_Datatyp
   int rc = check_count(count);
   if (rc == MPI_SUCCESS) rc = check_datatype(datatype, &type);
   if (rc == MPI_SUCCESS && (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE)) rc = MPI_ERR_BUFFER;
+  // The two buffers must not alias (MPI-4.1 6.9.7).
+  if (rc == MPI_SUCCESS && inbuf == inoutbuf && count > 0) rc = MPI_ERR_BUFFER;
   if (rc == MPI_SUCCESS) rc = check_buffer(inbuf, count, type);
   if (rc == MPI_SUCCESS) rc = check_buffer(inoutbuf, count, type);
   if (rc == MPI_SUCCESS) rc = check_op(op, type, &o);

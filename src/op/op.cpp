@@ -167,7 +167,10 @@ bool op_defined_for(const Op& op, const Datatype& type) {
         case OpKind::land:
         case OpKind::lor:
         case OpKind::lxor:
-            return g == OpGroup::c_integer || g == OpGroup::logical;
+            // The standard lists only C integer and logical; MPI_AINT,
+            // MPI_OFFSET and MPI_COUNT are C integers in all but name, and
+            // Open MPI and MPICH (and MPICH's allred test) take them too.
+            return g == OpGroup::c_integer || g == OpGroup::logical || g == OpGroup::multi_language;
         case OpKind::band:
         case OpKind::bor:
         case OpKind::bxor:

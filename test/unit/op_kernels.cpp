@@ -94,7 +94,7 @@ bool standard_allows(MPI_Op op, int group) {
     const bool ml = group == multi_language;
     if (op == MPI_MAX || op == MPI_MIN) return ci || fi || fp || ml;
     if (op == MPI_SUM || op == MPI_PROD) return ci || fi || fp || cx || ml;
-    if (op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR) return ci || lg;
+    if (op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR) return ci || lg || ml;  // ml: as Open MPI and MPICH
     if (op == MPI_BAND || op == MPI_BOR || op == MPI_BXOR) return ci || fi || by || ml;
     if (op == MPI_MINLOC || op == MPI_MAXLOC) return group == pair;
     return op == MPI_REPLACE || op == MPI_NO_OP;
