@@ -124,12 +124,40 @@ int init() {
   return 0;
 }
 
+int open_dynamic() {
+  for (auto& t : transports)
+    if (std::strcmp(t->name(), "tcp") == 0) return 0;
+  int err = 0;
+  auto tcp = open_tcp_dynamic(&err);
+  if (err || !tcp) return err ? err : 1;
+  transports.push_back(std::move(tcp));
+  return 0;
+}
+
+bool card(std::vector<uint8_t>* out) {
+  for (auto& t : transports)
+    if (t->card(out)) return true;
+  return false;
+}
+
+int add_peer(int id, const std::vector<uint8_t>& peer_card) {
+  if (id < 0) return 1;
+  if (routes.size() <= size_t(id)) routes.resize(size_t(id) + 1, nullptr);
+  if (routes[id]) return 0;
+  for (auto& t : transports)
+    if (t->add_peer(id, peer_card) && t->reaches(id)) {
+      routes[id] = t.get();
+      return 0;
+    }
+  return 1;
+}
+
 void finalize() {
   routes.clear();
   transports.clear();
 }
 
-Transport* route(int world_rank) { return routes[world_rank]; }
+Transport* route(int world_rank) { return size_t(world_rank) < routes.size() ? routes[world_rank] : nullptr; }
 
 int progress() {
   int n = 0;

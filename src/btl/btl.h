@@ -136,6 +136,20 @@ class Transport {
   // connect to the peers this transport reaches. Returns 0 or an error
   // already reported.
   virtual int connect_peers() { return 0; }
+
+  // ---- dynamic processes (processes of other jobs, rte::is_foreign) ----
+  // This process's business card for peers of other jobs (false: this
+  // transport cannot be reached by them).
+  virtual bool card(std::vector<uint8_t>* out) const {
+    (void)out;
+    return false;
+  }
+  // Learns the foreign process `id` (rte::foreign(id)) from its card;
+  // true when reaches(id) holds afterwards. Default: not reachable.
+  virtual bool add_peer(int id, const std::vector<uint8_t>& card) {
+    (void)id; (void)card;
+    return false;
+  }
 };
 
 // Opens every transport enabled by AXON_BTL and wires endpoints to all peers
@@ -146,6 +160,14 @@ void finalize();
 
 // The transport that reaches `peer` best, or nullptr.
 Transport* route(int world_rank);
+
+// Dynamic processes (src/mpi/dpm.cpp): processes of other jobs are reached
+// over tcp only (opened here on first use when the job did not open it).
+// open_dynamic() returns 0 or an error already reported; card() is this
+// process's tcp card; add_peer() routes the foreign id `id` (0: reachable).
+int open_dynamic();
+bool card(std::vector<uint8_t>* out);
+int add_peer(int id, const std::vector<uint8_t>& card);
 
 // Progress on every open transport; returns the number of completions.
 int progress();

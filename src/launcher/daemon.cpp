@@ -83,6 +83,8 @@ public:
                                                            event.data.data(), event.data.size()));
                 break;
             }
+            case HostEvent::Kind::spawn:  // JobSupervisor::on_spawn takes these
+                break;
         }
     }
 

@@ -8,6 +8,7 @@
 #include "launcher/job_supervisor.hpp"
 
 #include <hwloc/glibc-sched.h>
+#include <pmix_common.h>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -43,6 +44,7 @@ std::string JobSupervisor::where(uint32_t rank, int pid) const {
 }
 
 void JobSupervisor::launch(const LaunchPlan &plan) {
+    plan_ = plan;
     program_ = plan.argv.empty() ? plan.executable : plan.argv.front();
     tag_job_ = plan.tag_output ? 1 : 0;  // like Open MPI: the first job of this mpirun is 1
     timeout_seconds_ = plan.timeout_seconds;
@@ -197,9 +199,18 @@ void JobSupervisor::on_abort(const AbortRequest &request) {
 
 void JobSupervisor::on_exit(Rank &rank, int wait_status) {
     rank.running = false;
-    if (rank.rank == 0 && stdin_) stdin_->stop();
+    if (rank.rank == 0 && rank.job == 0 && stdin_) stdin_->stop();
     const int pid = static_cast<int>(rank.process.pid);
     const int failure = exec_failure(rank.process);
+    if (rank.job > 0) {
+        // A rank of a spawned job: the same policy, named as such.
+        judge_exit(rank.rank,
+                   "rank " + std::to_string(rank.rank) + " of spawned job " + std::to_string(rank.job) + " (pid " +
+                       std::to_string(pid) + ")",
+                   wait_status, failure, host_.connected(rank.nspace, rank.rank),
+                   host_.finalized(rank.nspace, rank.rank));
+        return;
+    }
     const bool connected = host_.connected(rank.rank), finalized = host_.finalized(rank.rank);
     if (link_ && link_->reports_to_head()) {
         link_->report_exit(rank.rank, pid, wait_status, failure, connected, finalized);
@@ -303,6 +314,99 @@ void JobSupervisor::read_signals() {
     }
 }
 
+void JobSupervisor::on_spawn(const HostEvent &event) {
+    auto refuse = [&](int status, const std::string &why) {
+        std::fprintf(stderr, "%s: MPI_Comm_spawn from rank %u: %s\n", label_.c_str(), event.rank, why.c_str());
+        host_.answer_spawn(event.id, status, "");
+    };
+    // Spawned jobs run on mpirun's node only: the daemons of other nodes are
+    // started once, for the first job (docs/dpm.md).
+    if (ending_) return refuse(PMIX_ERROR, "the job is ending");
+    if (map_.multi_node() || node_ >= map_.nodes.size())
+        return refuse(PMIX_ERROR, "spawning is supported only when the job runs on mpirun's node alone");
+    uint32_t total = 0;
+    std::vector<std::string> executables;
+    for (const auto &app : event.apps) {
+        std::string path = env_value(app.env, "PATH");
+        if (path.empty()) path = env_value(plan_.base_env, "PATH");
+        std::string resolved;
+        // A relative program name with a working directory is looked up there.
+        std::string program = app.command;
+        if (!app.wdir.empty() && program.find('/') != std::string::npos && program.front() != '/')
+            program = app.wdir + "/" + program;
+        if (int failure = resolve_program(program, path, resolved); failure != 0)
+            return refuse(PMIX_ERR_NOT_FOUND, "cannot run '" + app.command + "': " + std::strerror(failure));
+        if (!app.wdir.empty() && resolved.front() != '/' && program.find('/') == std::string::npos)
+            resolved = app.wdir + "/" + resolved;
+        executables.push_back(resolved);
+        total += app.maxprocs;
+    }
+    if (total == 0) return refuse(PMIX_ERR_BAD_PARAM, "no process to start");
+
+    const uint32_t job = ++spawned_jobs_;
+    const std::string nspace = event.nspace + "." + std::to_string(job);
+    auto map = std::make_unique<JobMap>();
+    map->nodes.push_back(NodePlan{map_.nodes[node_].name, {}, true, static_cast<int>(total)});
+    map->head_node = 0;
+    std::vector<uint32_t> appnums;
+    for (uint32_t a = 0; a < event.apps.size(); ++a) {
+        for (uint32_t k = 0; k < event.apps[a].maxprocs; ++k) {
+            RankPlan plan;
+            plan.rank = map->size();
+            plan.node = 0;
+            plan.local_rank = static_cast<uint16_t>(plan.rank);
+            map->nodes[0].ranks.push_back(plan.rank);
+            map->ranks.push_back(std::move(plan));
+            appnums.push_back(a);
+        }
+    }
+    std::string error;
+    if (!host_.register_spawned_job(nspace, *map, appnums, plan_.tmpdir, error)) return refuse(PMIX_ERROR, error);
+
+    UniqueFd dev_null(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    OutputStream::Sink sink = link_ ? link_->output_sink() : nullptr;
+    for (uint32_t rank = 0; rank < map->size(); ++rank) {
+        const auto &app = event.apps[appnums[rank]];
+        SpawnRequest request;
+        request.executable = executables[appnums[rank]];
+        request.argv = app.argv;
+        request.env = plan_.base_env;
+        for (const auto &entry : app.env) {
+            auto eq = entry.find('=');
+            if (eq != std::string::npos) env_set(request.env, entry.substr(0, eq), entry.substr(eq + 1));
+        }
+        request.signal_mask = plan_.rank_signal_mask;
+        request.open_files_limit = plan_.rank_open_files_limit;
+        request.stdin_fd = dev_null.get();
+        request.working_dir = app.wdir;
+        if (!host_.prepare_rank(nspace, rank, request.env, error)) {
+            // Ranks already started cannot connect to the parent: end the job.
+            refuse(PMIX_ERROR, "cannot prepare a rank: " + error);
+            end_job(1);
+            return;
+        }
+        env_set(request.env, "MPI_LOCALRANKID", std::to_string(rank));
+        env_set(request.env, "MPI_LOCALNRANKS", std::to_string(map->size()));
+        Rank entry;
+        entry.rank = rank;
+        entry.job = job;
+        entry.nspace = nspace;
+        if (!spawn_rank(request, entry.process, error)) {
+            refuse(PMIX_ERROR, "cannot start a rank: " + error);
+            end_job(1);
+            return;
+        }
+        entry.running = true;
+        entry.out = std::make_unique<OutputStream>(std::move(entry.process.stdout_pipe), STDOUT_FILENO, rank, false,
+                                                   sink);
+        entry.err = std::make_unique<OutputStream>(std::move(entry.process.stderr_pipe), STDERR_FILENO, rank, true,
+                                                   sink);
+        ranks_.push_back(std::move(entry));
+    }
+    spawned_maps_.push_back(std::move(map));
+    host_.answer_spawn(event.id, PMIX_SUCCESS, nspace);
+}
+
 int JobSupervisor::run() {
     std::vector<pollfd> fds;
     std::vector<OutputStream *> polled_streams;
@@ -365,8 +469,12 @@ int JobSupervisor::run() {
         while ((pid = waitpid(-1, &wait_status, WNOHANG)) > 0) exits.emplace_back(pid, wait_status);
         if (fds[1].revents) host_.clear_wakeup();
         for (const auto &request : host_.take_aborts()) on_abort(request);
-        if (link_) {
-            for (auto &event : host_.take_events()) link_->on_host_event(event);
+        for (auto &event : host_.take_events()) {
+            if (event.kind == HostEvent::Kind::spawn) {
+                on_spawn(event);
+            } else if (link_) {
+                link_->on_host_event(event);
+            }
         }
         for (const auto &[exited, status] : exits) {
             bool ours = false;

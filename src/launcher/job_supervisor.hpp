@@ -40,6 +40,7 @@ struct LaunchPlan {
     bool forward_stdin = true;
     const sigset_t *rank_signal_mask = nullptr;
     const rlimit *rank_open_files_limit = nullptr;
+    std::string tmpdir;                // the job's PMIx tmpdir (jobs started by MPI_Comm_spawn use it too)
 };
 
 class JobSupervisor;
@@ -106,6 +107,8 @@ public:
 private:
     struct Rank {
         uint32_t rank = 0;
+        uint32_t job = 0;       // 0: the job mpirun started; k: the k-th job started by MPI_Comm_spawn
+        std::string nspace;     // spawned jobs only
         RankProcess process;
         bool running = false;
         std::unique_ptr<OutputStream> out;
@@ -126,6 +129,9 @@ private:
     bool streams_open() const;
     int poll_timeout_ms(Clock::time_point now) const;
     void read_signals();
+    // MPI_Comm_spawn (a PMIx spawn request): starts the new job's ranks on
+    // this node and answers the request with its nspace or a failure.
+    void on_spawn(const HostEvent &event);
 
     PmixHost &host_;
     const JobMap &map_;
@@ -138,6 +144,9 @@ private:
     int tag_job_ = 0;  // the job's number in tags ("[1,rank]"); 0 when not tagging
     int timeout_seconds_ = 0;
     std::vector<Rank> ranks_;
+    LaunchPlan plan_;             // kept for the jobs MPI_Comm_spawn starts
+    uint32_t spawned_jobs_ = 0;
+    std::vector<std::unique_ptr<JobMap>> spawned_maps_;
     std::unique_ptr<StdinForwarder> stdin_;
 
     bool ending_ = false;

@@ -156,6 +156,7 @@ int run_job(const LaunchOptions &options) {
                          stdin_is_forwardable();
     plan.rank_signal_mask = &original_mask;
     plan.rank_open_files_limit = &original_open_files;
+    plan.tmpdir = files.tmpdir();
 
     JobSupervisor supervisor(pmix, map, runs_here ? static_cast<uint32_t>(map.head_node) : UINT32_MAX, topology,
                              signal_fd.get(), remote.get());

@@ -15,6 +15,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -100,12 +101,12 @@ using MallocString = std::unique_ptr<char, FreeDeleter>;
 
 pmix_status_t on_client_connected(const pmix_proc_t *proc, void *, pmix_info_t[], size_t, pmix_op_cbfunc_t,
                                   void *) {
-    if (active_host && proc) active_host->note_connected(proc->rank);
+    if (active_host && proc) active_host->note_connected(proc->nspace, proc->rank);
     return PMIX_OPERATION_SUCCEEDED;  // 4.2 passes no callback here
 }
 
 pmix_status_t on_client_finalized(const pmix_proc_t *proc, void *, pmix_op_cbfunc_t, void *) {
-    if (active_host && proc) active_host->note_finalized(proc->rank);
+    if (active_host && proc) active_host->note_finalized(proc->nspace, proc->rank);
     return PMIX_OPERATION_SUCCEEDED;  // releases the client from PMIx_Finalize
 }
 
@@ -118,6 +119,36 @@ pmix_status_t on_abort(const pmix_proc_t *proc, void *, int status, const char m
 }
 
 void free_blob(void *blob) { std::free(blob); }
+
+// PMIx_Spawn from a rank (MPI_Comm_spawn): the request is copied and handed
+// to the main loop, which starts the job and answers through answer_spawn.
+pmix_status_t on_spawn(const pmix_proc_t *proc, const pmix_info_t[], size_t, const pmix_app_t apps[], size_t napps,
+                       pmix_spawn_cbfunc_t done, void *cbdata) {
+    if (!active_host || !proc || napps == 0) return PMIX_ERR_BAD_PARAM;
+    HostEvent event;
+    event.kind = HostEvent::Kind::spawn;
+    event.nspace = proc->nspace;
+    event.rank = proc->rank;
+    for (size_t a = 0; a < napps; ++a) {
+        HostEvent::App app;
+        app.command = apps[a].cmd ? apps[a].cmd : "";
+        for (char **arg = apps[a].argv; arg && *arg; ++arg) app.argv.emplace_back(*arg);
+        if (app.argv.empty()) app.argv.push_back(app.command);
+        for (char **entry = apps[a].env; entry && *entry; ++entry) app.env.emplace_back(*entry);
+        app.maxprocs = apps[a].maxprocs > 0 ? static_cast<uint32_t>(apps[a].maxprocs) : 0;
+        for (size_t i = 0; i < apps[a].ninfo; ++i) {
+            if (PMIX_CHECK_KEY(&apps[a].info[i], PMIX_WDIR) && apps[a].info[i].value.type == PMIX_STRING &&
+                apps[a].info[i].value.data.string) {
+                app.wdir = apps[a].info[i].value.data.string;
+            }
+        }
+        if (apps[a].cwd && *apps[a].cwd) app.wdir = apps[a].cwd;
+        event.apps.push_back(std::move(app));
+    }
+    event.id = active_host->remember_callback(reinterpret_cast<void *>(done), cbdata);
+    active_host->queue_event(std::move(event));
+    return PMIX_SUCCESS;
+}
 
 // Called once every local participant has contributed. With one node the
 // local contribution is everyone's: hand it straight back. With several, the
@@ -179,6 +210,52 @@ void on_local_modex(pmix_status_t status, char *data, size_t size, void *cbdata)
     active_host->queue_event(std::move(event));
 }
 
+// The name service (MPI_Publish_name and friends): answered at once from a
+// map guarded by a mutex, on libpmix's thread.
+pmix_status_t on_publish(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t,
+                         void *) {
+    if (!active_host || !proc) return PMIX_ERR_NOT_SUPPORTED;
+    size_t published = 0;
+    for (size_t i = 0; i < ninfo; ++i) {
+        if (std::strncmp(info[i].key, "pmix.", 5) == 0) continue;  // directives (range, persistence)
+        if (info[i].value.type != PMIX_STRING || !info[i].value.data.string) continue;
+        if (!active_host->publish_name(info[i].key, info[i].value.data.string, proc->nspace, proc->rank))
+            return PMIX_ERR_DUPLICATE_KEY;
+        ++published;
+    }
+    return published ? PMIX_OPERATION_SUCCEEDED : PMIX_ERR_BAD_PARAM;
+}
+
+pmix_status_t on_lookup(const pmix_proc_t *, char **keys, const pmix_info_t[], size_t, pmix_lookup_cbfunc_t done,
+                        void *cbdata) {
+    if (!active_host || !keys) return PMIX_ERR_NOT_SUPPORTED;
+    std::vector<pmix_pdata_t> found;
+    for (char **key = keys; *key; ++key) {
+        std::string value, nspace;
+        uint32_t rank = 0;
+        if (!active_host->lookup_name(*key, value, nspace, rank)) continue;
+        pmix_pdata_t &data = found.emplace_back();
+        PMIX_PDATA_CONSTRUCT(&data);
+        PMIX_LOAD_PROCID(&data.proc, nspace.c_str(), rank);
+        PMIX_LOAD_KEY(data.key, *key);
+        PMIX_VALUE_LOAD(&data.value, value.c_str(), PMIX_STRING);
+    }
+    if (found.empty()) return PMIX_ERR_NOT_FOUND;
+    if (done) done(PMIX_SUCCESS, found.data(), found.size(), cbdata);  // libpmix copies what it needs
+    for (auto &data : found) PMIX_PDATA_DESTRUCT(&data);
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t on_unpublish(const pmix_proc_t *, char **keys, const pmix_info_t[], size_t, pmix_op_cbfunc_t,
+                           void *) {
+    if (!active_host || !keys) return PMIX_ERR_NOT_SUPPORTED;
+    size_t removed = 0;
+    for (char **key = keys; *key; ++key) {
+        if (active_host->unpublish_name(*key)) ++removed;
+    }
+    return removed ? PMIX_OPERATION_SUCCEEDED : PMIX_ERR_NOT_FOUND;
+}
+
 pmix_server_module_t make_module() {
     pmix_server_module_t module;
     std::memset(&module, 0, sizeof module);
@@ -187,6 +264,10 @@ pmix_server_module_t make_module() {
     module.abort = on_abort;
     module.fence_nb = on_fence;
     module.direct_modex = on_direct_modex;
+    module.spawn = on_spawn;
+    module.publish = on_publish;
+    module.lookup = on_lookup;
+    module.unpublish = on_unpublish;
     return module;
 }
 
@@ -239,6 +320,26 @@ bool PmixHost::start(const std::string &tmpdir, const std::string &hostname, con
 bool PmixHost::register_job(const std::string &nspace, const JobMap &map, uint32_t node,
                             const std::string &tmpdir, std::string &error) {
     nspace_ = nspace;
+    if (!register_nspace(nspace, map, node, tmpdir, nullptr, error)) return false;
+    registered_ = true;
+    return true;
+}
+
+bool PmixHost::register_spawned_job(const std::string &nspace, const JobMap &map,
+                                    const std::vector<uint32_t> &appnums, const std::string &tmpdir,
+                                    std::string &error) {
+    {
+        std::lock_guard<std::mutex> lock(spawned_mutex_);
+        SpawnedJob &job = spawned_[nspace];
+        job.size = map.size();
+        job.ranks.reset(new RankState[map.size()]);
+    }
+    return register_nspace(nspace, map, 0, tmpdir, &appnums, error);
+}
+
+bool PmixHost::register_nspace(const std::string &nspace, const JobMap &map, uint32_t node,
+                               const std::string &tmpdir, const std::vector<uint32_t> *appnums,
+                               std::string &error) {
     const NodePlan &local = map.nodes.at(node);
     const uint32_t job_size = map.size();
     const uint32_t local_size = static_cast<uint32_t>(local.ranks.size());
@@ -273,7 +374,10 @@ bool PmixHost::register_job(const std::string &nspace, const JobMap &map, uint32
     job.add_u32(PMIX_MAX_PROCS, job_size);
     job.add_string(PMIX_JOBID, nspace);
     job.add_u32(PMIX_NUM_NODES, static_cast<uint32_t>(map.nodes.size()));
-    job.add_u32(PMIX_JOB_NUM_APPS, 1);
+    uint32_t num_apps = 1;
+    if (appnums)
+        for (uint32_t a : *appnums) num_apps = std::max(num_apps, a + 1);
+    job.add_u32(PMIX_JOB_NUM_APPS, num_apps);
     job.add(PMIX_NODE_MAP, node_regex.get(), PMIX_REGEX);
     job.add(PMIX_PROC_MAP, proc_regex.get(), PMIX_REGEX);
     job.add_u32(PMIX_LOCAL_SIZE, local_size);
@@ -291,7 +395,7 @@ bool PmixHost::register_job(const std::string &nspace, const JobMap &map, uint32
         proc.add_u16(PMIX_NODE_RANK, plan.local_rank);  // one job per node: same as local rank
         proc.add_u32(PMIX_NODEID, plan.node);
         proc.add_string(PMIX_HOSTNAME, map.nodes[plan.node].name);
-        proc.add_u32(PMIX_APPNUM, 0);
+        proc.add_u32(PMIX_APPNUM, appnums && plan.rank < appnums->size() ? (*appnums)[plan.rank] : 0);
         if (plan.core >= 0 && plan.node == node && plan.cpuset) {
             // Lets the library find peers sharing caches or a NUMA node.
             pmix_cpuset_t cpuset;
@@ -319,13 +423,17 @@ bool PmixHost::register_job(const std::string &nspace, const JobMap &map, uint32
         error = describe("PMIx_server_register_nspace", status);
         return false;
     }
-    registered_ = true;
     return true;
 }
 
 bool PmixHost::prepare_rank(uint32_t rank, std::vector<std::string> &env, std::string &error) {
+    return prepare_rank(nspace_, rank, env, error);
+}
+
+bool PmixHost::prepare_rank(const std::string &nspace, uint32_t rank, std::vector<std::string> &env,
+                            std::string &error) {
     pmix_proc_t proc;
-    PMIX_LOAD_PROCID(&proc, nspace_.c_str(), rank);
+    PMIX_LOAD_PROCID(&proc, nspace.c_str(), rank);
     Completion done;
     pmix_status_t status = PMIx_server_register_client(&proc, geteuid(), getegid(), nullptr,
                                                        Completion::callback, &done);
@@ -428,6 +536,63 @@ void PmixHost::request_local_modex(uint32_t rank, uint64_t token) {
     if (status != PMIX_SUCCESS) on_local_modex(status, nullptr, 0, cbdata);
 }
 
+bool PmixHost::publish_name(const std::string &service, const std::string &value, const std::string &owner_nspace,
+                            uint32_t owner_rank) {
+    std::lock_guard<std::mutex> lock(names_mutex_);
+    return names_.emplace(service, Published{value, owner_nspace, owner_rank}).second;
+}
+
+bool PmixHost::lookup_name(const std::string &service, std::string &value, std::string &owner_nspace,
+                           uint32_t &owner_rank) {
+    std::lock_guard<std::mutex> lock(names_mutex_);
+    auto found = names_.find(service);
+    if (found == names_.end()) return false;
+    value = found->second.value;
+    owner_nspace = found->second.nspace;
+    owner_rank = found->second.rank;
+    return true;
+}
+
+bool PmixHost::unpublish_name(const std::string &service) {
+    std::lock_guard<std::mutex> lock(names_mutex_);
+    return names_.erase(service) > 0;
+}
+
+void PmixHost::answer_spawn(uint64_t id, int status, const std::string &nspace) {
+    Callback callback = take_callback(id);
+    auto done = reinterpret_cast<pmix_spawn_cbfunc_t>(callback.function);
+    if (done) done(status, const_cast<char *>(nspace.c_str()), callback.cbdata);
+}
+
+const PmixHost::RankState *PmixHost::spawned_rank(const std::string &nspace, uint32_t rank) const {
+    std::lock_guard<std::mutex> lock(spawned_mutex_);
+    auto found = spawned_.find(nspace);
+    if (found == spawned_.end() || rank >= found->second.size) return nullptr;
+    return &found->second.ranks[rank];  // the array never moves once registered
+}
+
+bool PmixHost::connected(const std::string &nspace, uint32_t rank) const {
+    if (nspace == nspace_) return rank < num_ranks_ && connected(rank);
+    const RankState *state = spawned_rank(nspace, rank);
+    return state && state->connected.load();
+}
+
+bool PmixHost::finalized(const std::string &nspace, uint32_t rank) const {
+    if (nspace == nspace_) return rank < num_ranks_ && finalized(rank);
+    const RankState *state = spawned_rank(nspace, rank);
+    return state && state->finalized.load();
+}
+
+void PmixHost::note_connected(const char *nspace, uint32_t rank) {
+    if (nspace_ == nspace) return note_connected(rank);
+    if (auto *state = const_cast<RankState *>(spawned_rank(nspace, rank))) state->connected = true;
+}
+
+void PmixHost::note_finalized(const char *nspace, uint32_t rank) {
+    if (nspace_ == nspace) return note_finalized(rank);
+    if (auto *state = const_cast<RankState *>(spawned_rank(nspace, rank))) state->finalized = true;
+}
+
 void PmixHost::note_connected(uint32_t rank) {
     if (rank < num_ranks_) ranks_[rank].connected = true;
 }
@@ -447,6 +612,18 @@ void PmixHost::queue_abort(AbortRequest request) {
 
 bool PmixHost::shutdown(std::chrono::milliseconds limit) {
     if (!started_) return true;
+    std::vector<std::string> spawned;
+    {
+        std::lock_guard<std::mutex> lock(spawned_mutex_);
+        for (const auto &[name, job] : spawned_) spawned.push_back(name);
+    }
+    for (const auto &name : spawned) {
+        auto *done = new Completion;  // leaked on timeout, as below
+        PMIx_server_deregister_nspace(name.c_str(), Completion::callback, done);
+        pmix_status_t result;
+        if (!done->wait_for(limit, result)) return false;
+        delete done;
+    }
     if (registered_) {
         // Heap-allocated: if libpmix never answers, the callback may still
         // fire later, so the completion is deliberately leaked on timeout.

@@ -32,6 +32,7 @@ struct HostEvent {
         fence,         // every local member entered a fence that spans nodes
         modex_request, // a local rank wants the data of a rank on another node
         modex_answer,  // libpmix answered request_local_modex()
+        spawn,         // a rank called PMIx_Spawn (MPI_Comm_spawn): start a new job
     };
     Kind kind = Kind::fence;
     uint64_t id = 0;               // handle for release_fence / answer_modex, or the token
@@ -40,6 +41,16 @@ struct HostEvent {
     uint32_t rank = 0;             // modex: the rank whose data is wanted
     int status = 0;                // modex_answer: a pmix_status_t
     std::string data;              // fence: local contribution; modex_answer: the data
+    // spawn: the applications, and the spawning process's nspace.
+    struct App {
+        std::string command;
+        std::vector<std::string> argv;  // argv[0] included
+        std::vector<std::string> env;   // NAME=value entries added to the job's environment
+        uint32_t maxprocs = 0;
+        std::string wdir;               // PMIX_WDIR; empty: mpirun's directory
+    };
+    std::vector<App> apps;
+    std::string nspace;
 };
 
 class PmixHost {
@@ -58,6 +69,13 @@ public:
     // seen from node `node` of the map (its local peers, leader, size).
     bool register_job(const std::string &nspace, const JobMap &map, uint32_t node, const std::string &tmpdir,
                       std::string &error);
+    // A job started by MPI_Comm_spawn (this node only): registers `nspace`
+    // with `appnums[r]` the application number of each rank, and tracks its
+    // ranks' connected / finalized state apart from the first job's.
+    bool register_spawned_job(const std::string &nspace, const JobMap &map, const std::vector<uint32_t> &appnums,
+                              const std::string &tmpdir, std::string &error);
+    // Answers a spawn event: the new nspace, or a failure (a pmix_status_t).
+    void answer_spawn(uint64_t id, int status, const std::string &nspace);
 
     // Multi-node mode: fences that span nodes and direct-modex requests for
     // remote ranks become HostEvents for the main loop (single node: fences
@@ -73,6 +91,7 @@ public:
     void request_local_modex(uint32_t rank, uint64_t token);
     // Registers rank's client and adds the PMIx variables to `env` (NAME=value list).
     bool prepare_rank(uint32_t rank, std::vector<std::string> &env, std::string &error);
+    bool prepare_rank(const std::string &nspace, uint32_t rank, std::vector<std::string> &env, std::string &error);
 
     // Readable when abort requests or events are queued; read it, then take_aborts() / take_events().
     int wakeup_fd() const { return wakeup_.get(); }
@@ -81,6 +100,10 @@ public:
 
     bool connected(uint32_t rank) const { return ranks_[rank].connected.load(); }
     bool finalized(uint32_t rank) const { return ranks_[rank].finalized.load(); }
+    // The same for the ranks of a spawned job (false when unknown).
+    bool connected(const std::string &nspace, uint32_t rank) const;
+    bool finalized(const std::string &nspace, uint32_t rank) const;
+    const std::string &nspace() const { return nspace_; }
 
     // Deregisters the nspace and finalizes libpmix; gives up (returns false)
     // when that does not complete within `limit`. Only for clean ends.
@@ -89,8 +112,17 @@ public:
     // Entry points for the C upcalls (see pmix_host.cpp).
     void note_connected(uint32_t rank);
     void note_finalized(uint32_t rank);
+    void note_connected(const char *nspace, uint32_t rank);
+    void note_finalized(const char *nspace, uint32_t rank);
     void queue_abort(AbortRequest request);
     void queue_event(HostEvent event);
+    // MPI_Publish_name / _Lookup_name / _Unpublish_name: mpirun's name
+    // service, one map for every job of this mpirun (upcalls, any thread).
+    bool publish_name(const std::string &service, const std::string &value, const std::string &owner_nspace,
+                      uint32_t owner_rank);
+    bool lookup_name(const std::string &service, std::string &value, std::string &owner_nspace,
+                     uint32_t &owner_rank);
+    bool unpublish_name(const std::string &service);
     uint64_t remember_callback(void *callback, void *cbdata);
     bool multi_node() const { return multi_node_; }
 
@@ -102,6 +134,23 @@ private:
 
     uint32_t num_ranks_;
     std::unique_ptr<RankState[]> ranks_;  // fixed size: upcalls index it concurrently
+    // Spawned jobs: registered by the main thread, read by upcalls.
+    struct SpawnedJob {
+        uint32_t size = 0;
+        std::unique_ptr<RankState[]> ranks;
+    };
+    struct Published {
+        std::string value;
+        std::string nspace;
+        uint32_t rank = 0;
+    };
+    std::mutex names_mutex_;
+    std::map<std::string, Published> names_;
+    mutable std::mutex spawned_mutex_;
+    std::map<std::string, SpawnedJob> spawned_;
+    const RankState *spawned_rank(const std::string &nspace, uint32_t rank) const;
+    bool register_nspace(const std::string &nspace, const JobMap &map, uint32_t node, const std::string &tmpdir,
+                         const std::vector<uint32_t> *appnums, std::string &error);
     std::string nspace_;
     bool started_ = false;
     bool registered_ = false;

@@ -558,6 +558,8 @@ void RemoteNodes::on_host_event(HostEvent &event) {
             }
             break;
         }
+        case HostEvent::Kind::spawn:  // JobSupervisor::on_spawn takes these
+            break;
     }
 }
 

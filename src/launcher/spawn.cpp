@@ -62,6 +62,12 @@ bool make_pipe(UniqueFd &read_end, UniqueFd &write_end) {
     if (request.open_files_limit) setrlimit(RLIMIT_NOFILE, request.open_files_limit);
 
     if (request.affinity) sched_setaffinity(0, sizeof(cpu_set_t), request.affinity);
+    if (!request.working_dir.empty() && chdir(request.working_dir.c_str()) != 0) {
+        int failure = errno;
+        ssize_t written = write(status_fd, &failure, sizeof failure);
+        (void)written;
+        _exit(127);
+    }
 
     execve(request.executable.c_str(), argv, envp);
     int failure = errno;

@@ -31,6 +31,7 @@ struct SpawnRequest {
     int stdin_fd = -1;                    // becomes the rank's fd 0
     const sigset_t *signal_mask = nullptr;  // the mask the rank starts with
     const rlimit *open_files_limit = nullptr;  // RLIMIT_NOFILE the rank starts with
+    std::string working_dir;              // chdir before exec (MPI_Comm_spawn's "wdir"); empty: inherit
 };
 
 struct RankProcess {

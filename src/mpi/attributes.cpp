@@ -101,7 +101,8 @@ PredefinedValues& predefined() {
   if (!v.job_known && initialized()) {
     const rte::Job& job = rte::job();
     v.universe_size = job.size;
-    v.appnum_set = !job.singleton;  // mpirun runs one application: number 0
+    v.appnum_set = !job.singleton;
+    v.appnum = rte::appnum();  // 0, or the application's index for MPI_Comm_spawn_multiple's children
     v.job_known = true;
   }
   return v;

@@ -15,6 +15,7 @@
 #include "mpi/attributes.h"
 #include "mpi/bsend.h"
 #include "mpi/context_id.h"
+#include "mpi/dpm.h"
 #include "mpi/group.h"
 #include "mpi/hardware.h"
 #include "mpi/info.h"
@@ -644,7 +645,7 @@ AXON_API(int, MPI_Comm_remote_size, (MPI_Comm comm, int* size)) {
 
 AXON_API(int, MPI_Comm_get_parent, (MPI_Comm * parent)) {
   if (!parent) return raise_self(MPI_ERR_ARG, "MPI_Comm_get_parent", "parent is NULL");
-  *parent = MPI_COMM_NULL;  // no dynamic process management: never spawned
+  *parent = dpm_parent();  // src/mpi/dpm.cpp
   return MPI_SUCCESS;
 }
 

@@ -17,6 +17,7 @@
 #include "mpi/api.h"
 #include "mpi/attributes.h"
 #include "mpi/bsend.h"
+#include "mpi/dpm.h"
 #include "osc/osc.h"
 #include "rte/rte.h"
 
@@ -82,6 +83,7 @@ int start(int required, int* provided) {
   runtime_acquire(level);
   if (provided) *provided = level;
   state.store(1);
+  dpm_init_parent();  // a process started by MPI_Comm_spawn connects to its parent
   return MPI_SUCCESS;
 }
 }  // namespace

@@ -10,8 +10,10 @@
 #include "mpi/api.h"
 #include "mpi/communicator.h"
 #include "mpi/context_id.h"
+#include "mpi/dpm.h"
 #include "mpi/group.h"
 #include "mpi/info.h"
+#include "rte/rte.h"
 
 namespace axon::mpi {
 
@@ -227,7 +229,7 @@ AXON_API(int, MPI_Intercomm_create, (MPI_Comm local_comm, int local_leader, MPI_
     if (!pc) return raise(lc, MPI_ERR_COMM, fn, "invalid peer_comm");
     if (remote_leader < 0 || remote_leader >= pc->size())
       return raise(lc, MPI_ERR_RANK, fn, "remote_leader out of range");
-    if (pc->p2p.world_of[remote_leader] == pc->p2p.world_of[pc->rank()])
+    if (pc->p2p.world_of[remote_leader] == local_world_ranks(pc)[pc->rank()])  // peer_comm may be an intercomm
       return raise(lc, MPI_ERR_RANK, fn, "remote_leader is the local leader");
   }
   std::vector<int> members{local_leader};
@@ -240,7 +242,7 @@ AXON_API(int, MPI_Intercomm_create, (MPI_Comm local_comm, int local_leader, MPI_
   int local_pair = agree_context_pair(&lc->coll, t.members, t.me, t.tag, &error);
   if (error != MPI_SUCCESS) return raise(lc, error, fn, "no context id free in the local group");
   std::vector<int> remote_world;
-  int rc = swap_ints_two_groups(t, lc->p2p.world_of, &remote_world);
+  int rc = dpm_swap_groups(t, lc->p2p.world_of, &remote_world);  // groups of two jobs too (src/mpi/dpm.cpp)
   int pair = rc == MPI_SUCCESS ? agree_pair_two_groups(t, &rc) : -1;
   if (rc != MPI_SUCCESS) {
     context_release(local_pair);
@@ -259,11 +261,19 @@ AXON_API(int, MPI_Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm* newi
   if (!newintracomm) return raise(c, MPI_ERR_ARG, fn, "newintracomm is NULL");
   TwoGroups t = over_intercomm(c);
   // The group that passed high = false comes first; when both passed the
-  // same value, the group whose leader has the lower world rank does.
-  std::vector<int> mine{high ? 1 : 0, c->local.world_of[0]}, theirs;
+  // same value, the group whose leader has the lower (job, rank) does — the
+  // job's nspace hash first, so groups of two jobs (dynamic processes,
+  // docs/dpm.md) agree too; within one job that is the lower world rank.
+  uint32_t job_hash = 0;
+  int leader_rank = 0;
+  axon::rte::global_name(c->local.world_of[0], &job_hash, &leader_rank);
+  std::vector<int> mine{high ? 1 : 0, static_cast<int>(job_hash), leader_rank}, theirs;
   int rc = swap_ints_two_groups(t, mine, &theirs);
   if (rc != MPI_SUCCESS) return raise(c, rc, fn);
-  bool first = mine[0] != theirs[0] ? mine[0] == 0 : mine[1] < theirs[1];
+  if (theirs.size() != mine.size()) return raise(c, MPI_ERR_INTERN, fn);
+  bool first = mine[0] != theirs[0]                                        ? mine[0] == 0
+               : static_cast<uint32_t>(mine[1]) != static_cast<uint32_t>(theirs[1]) ? static_cast<uint32_t>(mine[1]) < static_cast<uint32_t>(theirs[1])
+                                                                            : mine[2] < theirs[2];
   std::vector<int> world = first ? c->local.world_of : c->p2p.world_of;
   const std::vector<int>& second = first ? c->p2p.world_of : c->local.world_of;
   world.insert(world.end(), second.begin(), second.end());

@@ -114,6 +114,36 @@ int init_singleton() {
 
 const Job& job() { return the_job; }
 
+namespace {
+std::vector<Proc> foreign_procs;  // id job().size + i
+}
+
+int proc_id(const std::string& nspace, int rank, const std::string& hostname) {
+  if (nspace == the_job.nspace) return rank;
+  for (size_t i = 0; i < foreign_procs.size(); ++i)
+    if (foreign_procs[i].rank == rank && foreign_procs[i].nspace == nspace)
+      return the_job.size + static_cast<int>(i);
+  foreign_procs.push_back(Proc{nspace, rank, hostname});
+  return the_job.size + static_cast<int>(foreign_procs.size()) - 1;
+}
+
+bool is_foreign(int id) { return id >= the_job.size && id < the_job.size + foreign_count(); }
+
+const Proc* foreign(int id) { return is_foreign(id) ? &foreign_procs[id - the_job.size] : nullptr; }
+
+int foreign_count() { return static_cast<int>(foreign_procs.size()); }
+
+bool have_server() { return pmix_up; }
+
+void global_name(int id, uint32_t* job_hash, int* rank) {
+  const Proc* p = foreign(id);
+  const std::string& nspace = p ? p->nspace : the_job.nspace;
+  uint32_t h = 2166136261u;  // FNV-1a
+  for (unsigned char c : nspace) h = (h ^ c) * 16777619u;
+  *job_hash = h;
+  *rank = p ? p->rank : id;
+}
+
 bool is_local(int world_rank) {
   for (int p : the_job.local_peers)
     if (p == world_rank) return true;
@@ -147,6 +177,7 @@ int init() {
   pmix_up = true;
   Job& j = the_job;
   j = Job{};  // the runtime may start again after a finalize (Sessions)
+  foreign_procs.clear();
   j.singleton = false;
   j.nspace = my_proc.nspace;
   j.rank = static_cast<int>(my_proc.rank);
@@ -227,6 +258,78 @@ int lookup(int world_rank, const char* key, std::vector<uint8_t>* out) {
   if (ok) out->assign(v->data.bo.bytes, v->data.bo.bytes + v->data.bo.size);
   PMIX_VALUE_RELEASE(v);
   return ok ? 0 : 1;
+}
+
+int spawn(const std::vector<SpawnApp>& apps, std::string* nspace, std::string* why) {
+  if (!pmix_up) {
+    *why = "this process was not started by a launcher (singleton): there is nobody to start processes";
+    return 1;
+  }
+  std::vector<pmix_app_t> papps(apps.size());
+  pmix_status_t rc_ignore_ = PMIX_SUCCESS;
+  for (size_t a = 0; a < apps.size(); ++a) {
+    pmix_app_t& p = papps[a];
+    PMIX_APP_CONSTRUCT(&p);
+    p.cmd = strdup(apps[a].command.c_str());
+    for (const std::string& arg : apps[a].argv) PMIX_ARGV_APPEND(rc_ignore_, p.argv, arg.c_str());
+    for (const std::string& e : apps[a].env) PMIX_ARGV_APPEND(rc_ignore_, p.env, e.c_str());
+    p.maxprocs = apps[a].maxprocs;
+    if (!apps[a].wdir.empty()) p.cwd = strdup(apps[a].wdir.c_str());
+  }
+  char child[PMIX_MAX_NSLEN + 1] = {};
+  pmix_status_t rc = PMIx_Spawn(nullptr, 0, papps.data(), papps.size(), child);
+  (void)rc_ignore_;
+  for (pmix_app_t& p : papps) PMIX_APP_DESTRUCT(&p);
+  if (rc != PMIX_SUCCESS) {
+    *why = std::string("the launcher could not start the processes (") + PMIx_Error_string(rc) +
+           "; mpirun prints why)";
+    return 1;
+  }
+  *nspace = child;
+  return 0;
+}
+
+int appnum() {
+  uint32_t v = 0;
+  if (!pmix_up || !get_uint(&my_proc, PMIX_APPNUM, &v)) return 0;
+  return static_cast<int>(v);
+}
+
+int universe_size() {
+  uint32_t v = 0;
+  pmix_proc_t wildcard;
+  PMIX_LOAD_PROCID(&wildcard, my_proc.nspace, PMIX_RANK_WILDCARD);
+  if (!pmix_up || !get_uint(&wildcard, PMIX_UNIV_SIZE, &v) || v == 0) return the_job.size;
+  return static_cast<int>(v);
+}
+
+int publish_name(const std::string& service, const std::string& value) {
+  if (!pmix_up) return -1;
+  pmix_info_t info;
+  PMIX_INFO_CONSTRUCT(&info);
+  PMIX_INFO_LOAD(&info, service.c_str(), value.c_str(), PMIX_STRING);
+  pmix_status_t rc = PMIx_Publish(&info, 1);
+  PMIX_INFO_DESTRUCT(&info);
+  return rc == PMIX_SUCCESS ? 0 : 1;
+}
+
+int lookup_name(const std::string& service, std::string* value) {
+  if (!pmix_up) return -1;
+  pmix_pdata_t pdata;
+  PMIX_PDATA_CONSTRUCT(&pdata);
+  PMIX_LOAD_KEY(pdata.key, service.c_str());
+  pmix_status_t rc = PMIx_Lookup(&pdata, 1, nullptr, 0);
+  bool ok = rc == PMIX_SUCCESS && pdata.value.type == PMIX_STRING && pdata.value.data.string;
+  if (ok) *value = pdata.value.data.string;
+  PMIX_PDATA_DESTRUCT(&pdata);
+  return ok ? 0 : 1;
+}
+
+int unpublish_name(const std::string& service) {
+  if (!pmix_up) return -1;
+  char* keys[2] = {const_cast<char*>(service.c_str()), nullptr};
+  pmix_status_t rc = PMIx_Unpublish(keys, nullptr, 0);
+  return rc == PMIX_SUCCESS ? 0 : 1;
 }
 
 void abort_job(int code, const char* message) {

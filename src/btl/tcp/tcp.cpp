@@ -24,6 +24,15 @@
 // returns kAgain when the queue is full (the PML retries after progress).
 // progress() is one epoll_wait with zero timeout: it never blocks.
 //
+// Processes of other jobs (dynamic processes, btl::add_peer): the Hello
+// names the connecting process by its job's namespace hash and its rank in
+// that job, so a listener maps a connection from a foreign process to the
+// local id it gave that process (rte::proc_id). A Hello from a foreign
+// process not learned yet (its card arrived there first) waits, parked,
+// until add_peer() names it. Simultaneous connects are settled by the order
+// of (job hash, rank). The transport may also be opened for such peers only
+// (open_tcp_dynamic): it then listens and connects to foreign ids alone.
+//
 // Striping: to a peer on another node reachable over several interface
 // pairs, the winner of the ordered connection opens one more connection per
 // further pair; fragments the PML marks order-insensitive (btl::is_unordered)
@@ -333,6 +342,10 @@ struct Conn : Pollable {
   uint32_t link = 0;         // 0: the peer's ordered connection; k > 0: striping link k
   bool want_write = false;   // EPOLLOUT registered
   bool bye = false;          // the peer announced an orderly close
+  bool parked = false;       // a foreign process's Hello, waiting for add_peer()
+  uint64_t parked_job = 0;
+  int32_t parked_rank = -1;
+  uint32_t parked_link = 0;
   std::string where;         // "addr:port" of the other end, for messages
   std::vector<uint8_t> in;   // received bytes not yet consumed
   size_t in_len = 0;
@@ -343,6 +356,8 @@ struct Conn : Pollable {
 
 struct Peer {
   bool reachable = false;
+  uint64_t job = 0;   // namespace hash and rank in that job (foreign ids: another job's)
+  int32_t rank = -1;
   uint8_t token[kTokenBytes] = {};
   uint32_t addr = 0;  // chosen address (network order)
   uint16_t port = 0;
@@ -372,7 +387,7 @@ class TcpTransport final : public Transport {
  public:
   ~TcpTransport() override { shutdown_all(); }
 
-  int open() {
+  int open(bool publish = true) {
     const rte::Job& job = rte::job();
     me_ = job.rank;
     job_hash_ = hash_job(job.nspace);
@@ -408,12 +423,52 @@ class TcpTransport final : public Transport {
       CardEntry e{l.iface.addr, l.iface.mask, l.port, static_cast<uint8_t>(l.iface.loopback), 0, l.iface.speed_mbs};
       std::memcpy(card.data() + sizeof h + k * sizeof e, &e, sizeof e);
     }
+    card_ = card;
+    if (!publish) {
+      init_own_peers();  // nobody of this job: they never exchanged cards with us
+      return 0;
+    }
     return rte::publish(kCardKey, card.data(), card.size());
+  }
+
+  bool card(std::vector<uint8_t>* out) const override {
+    *out = card_;
+    return !card_.empty();
+  }
+
+  bool add_peer(int id, const std::vector<uint8_t>& card) override {
+    const rte::Proc* proc = rte::foreign(id);
+    if (!proc) return false;
+    if (peers_.size() <= size_t(id)) peers_.resize(size_t(id) + 1);
+    Peer& p = peers_[id];
+    p.job = hash_job(proc->nspace);
+    p.rank = proc->rank;
+    if (!p.reachable) choose_address(id, card);
+    if (!p.reachable) return false;
+    // Connections that process opened before we knew it.
+    std::vector<Conn*> waiting;
+    for (auto& c : conns_)
+      if (c->parked && c->state == ConnState::AwaitHello && c->parked_job == p.job && c->parked_rank == p.rank)
+        waiting.push_back(c.get());
+    for (Conn* c : waiting) {
+      c->parked = false;
+      accept_hello(c, id, c->parked_link);
+    }
+    return true;
+  }
+
+  void init_own_peers() {
+    const rte::Job& job = rte::job();
+    if (peers_.size() < size_t(job.size)) peers_.resize(job.size);
+    for (int r = 0; r < job.size; ++r) {
+      peers_[r].job = job_hash_;
+      peers_[r].rank = r;
+    }
   }
 
   int connect_peers() override {
     const rte::Job& job = rte::job();
-    peers_.resize(job.size);
+    init_own_peers();
     for (int r = 0; r < job.size; ++r) {
       if (r == me_) continue;
       std::vector<uint8_t> card;
@@ -592,7 +647,8 @@ class TcpTransport final : public Transport {
     if (h.count) std::memcpy(entries.data(), card.data() + sizeof h, h.count * sizeof(CardEntry));
     const CardEntry* pick = nullptr;
     const Interface* via = nullptr;  // our interface on pick's subnet
-    if (rte::is_local(r)) {
+    const bool local = same_node(r);
+    if (local) {
       for (const CardEntry& e : entries)
         if (e.loopback && !pick) pick = &e;
       if (!pick && !entries.empty()) pick = &entries[0];
@@ -626,7 +682,7 @@ class TcpTransport final : public Transport {
     std::vector<const Interface*> used_ifaces{via};
     for (const auto& l : listeners_) {
       if (p.extra.size() + 1 >= kMaxLinks) break;
-      if (rte::is_local(r)) {
+      if (local) {
         if (!stripe_local_param.get()) break;
         for (const CardEntry& e : entries)  // one node: every other address the peer listens on
           if (std::find(used.begin(), used.end(), &e) == used.end() && p.extra.size() + 1 < kMaxLinks) {
@@ -647,6 +703,20 @@ class TcpTransport final : public Transport {
       }
     }
     if (!p.extra.empty()) log::debug(2, "tcp: rank %d: %zu more connection(s) for striping", r, p.extra.size());
+  }
+
+  // Ranks of this job: PMIx says who shares the node. A foreign process is
+  // taken as local when its host name is ours (its loopback address is then
+  // reachable; separate network namespaces with one host name are not
+  // supported for dynamic processes).
+  static bool same_node(int id) {
+    if (const rte::Proc* p = rte::foreign(id)) return p->hostname == rte::job().hostname;
+    return rte::is_local(id);
+  }
+
+  // Orders the ends of a connection between two processes: (job hash, rank).
+  bool peer_is_lower(const Peer& p) const {
+    return p.job != job_hash_ ? p.job < job_hash_ : p.rank < me_;
   }
 
   static uint32_t weight_of(uint32_t a, uint32_t b) {
@@ -777,8 +847,10 @@ class TcpTransport final : public Transport {
     return c;
   }
 
+  // `to`: the peer's id here; the Hello names it by its rank in its own job.
   void queue_hello(Conn* c, HelloKind kind, int to, const uint8_t* token, uint32_t link) {
-    Hello h{kHelloMagic, kVersion, kind, kHelloBody, me_, to, link, job_hash_, {}};
+    int32_t to_rank = to >= 0 && size_t(to) < peers_.size() && peers_[to].rank >= 0 ? peers_[to].rank : to;
+    Hello h{kHelloMagic, kVersion, kind, kHelloBody, me_, to_rank, link, job_hash_, {}};
     if (token) std::memcpy(h.token, token, kTokenBytes);
     std::vector<uint8_t> bytes(sizeof h);
     std::memcpy(bytes.data(), &h, sizeof h);
@@ -922,25 +994,45 @@ class TcpTransport final : public Transport {
   void on_hello(Conn* c, const Hello& h) {
     const rte::Job& job = rte::job();
     if (h.kind != kHello) return reject(c, "the first message is not a connection request");
-    if (h.job != job_hash_) return reject(c, "it belongs to another job");
     if (!same_token(h.token, token_)) return reject(c, "wrong secret");
-    if (h.to_rank != me_ || h.from_rank < 0 || h.from_rank >= job.size || h.from_rank == me_)
-      return reject(c, "it names ranks outside this job");
-    int from = h.from_rank;
-    if (size_t(from) >= peers_.size()) return reject(c, "it came before this rank read the business cards");
+    if (h.to_rank != me_ || h.from_rank < 0) return reject(c, "it names ranks outside this job");
+    int from = -1;
+    if (h.job == job_hash_) {
+      if (h.from_rank >= job.size || h.from_rank == me_) return reject(c, "it names ranks outside this job");
+      from = h.from_rank;
+      if (size_t(from) >= peers_.size()) return reject(c, "it came before this rank read the business cards");
+    } else {
+      // A process of another job: the one we gave an id, or one whose card
+      // has not reached us yet (it waits for add_peer).
+      for (size_t id = job.size; id < peers_.size() && from < 0; ++id)
+        if (peers_[id].job == h.job && peers_[id].rank == h.from_rank && peers_[id].reachable) from = int(id);
+      if (from < 0) {
+        c->parked = true;
+        c->parked_job = h.job;
+        c->parked_rank = h.from_rank;
+        c->parked_link = h.link;
+        log::debug(2, "tcp: a process of another job (rank %d) connected before we learned it", h.from_rank);
+        return;
+      }
+    }
+    accept_hello(c, from, h.link);
+  }
+
+  // The listener side, the connecting process known as `from`.
+  void accept_hello(Conn* c, int from, uint32_t link) {
     Peer& p = peers_[from];
-    if (h.link > 0) {  // a striping link: the ordered connection must be open
-      bool taken = h.link <= p.links.size() && p.links[h.link - 1];
-      if (!p.open || h.link >= kMaxLinks || taken) {
-        log::debug(2, "tcp: declined striping link %u from rank %d", h.link, from);
-        queue_hello(c, kReject, from, nullptr, h.link);
+    if (link > 0) {  // a striping link: the ordered connection must be open
+      bool taken = link <= p.links.size() && p.links[link - 1];
+      if (!p.open || link >= kMaxLinks || taken) {
+        log::debug(2, "tcp: declined striping link %u from rank %d", link, from);
+        queue_hello(c, kReject, from, nullptr, link);
         flush(c);
         close_conn(c);
         return;
       }
       c->peer = from;
-      c->link = h.link;
-      queue_hello(c, kAccept, from, p.token, h.link);
+      c->link = link;
+      queue_hello(c, kAccept, from, p.token, link);
       open_link(c);
       return;
     }
@@ -948,7 +1040,7 @@ class TcpTransport final : public Transport {
     // Both ranks connected at once: the lower rank's connection wins on both
     // sides, so we turn the higher rank's down while ours is pending (it will
     // accept ours), and drop ours for the lower rank's.
-    bool duplicate = p.open != nullptr || (p.connecting && from > me_);
+    bool duplicate = p.open != nullptr || (p.connecting && !peer_is_lower(p));
     if (duplicate || !p.reachable) {
       log::debug(2, "tcp: declined rank %d's connection (%s)", from,
                  !p.reachable ? "unreachable" : p.open ? "one is open already" : "ours wins");
@@ -967,7 +1059,7 @@ class TcpTransport final : public Transport {
   void on_answer(Conn* c, const Hello& h) {
     Peer& p = peers_[c->peer];
     if (c->link > 0) {
-      if (h.kind == kAccept && h.job == job_hash_ && h.from_rank == c->peer && h.to_rank == me_ &&
+      if (h.kind == kAccept && h.job == p.job && h.from_rank == p.rank && h.to_rank == me_ &&
           h.link == c->link && same_token(h.token, token_)) {
         open_link(c);
       } else {
@@ -976,14 +1068,14 @@ class TcpTransport final : public Transport {
       }
       return;
     }
-    if (h.kind == kReject && h.from_rank == c->peer) {
+    if (h.kind == kReject && h.from_rank == p.rank) {
       log::debug(2, "tcp: rank %d declined our connection; it connects to us", c->peer);
       p.connecting = nullptr;
       p.waiting_for_peer = true;
       close_conn(c);
       return;
     }
-    if (h.kind != kAccept || h.job != job_hash_ || h.from_rank != c->peer || h.to_rank != me_ ||
+    if (h.kind != kAccept || h.job != p.job || h.from_rank != p.rank || h.to_rank != me_ ||
         !same_token(h.token, token_)) {
       log::warn("tcp: the answer of %s (rank %d) failed authentication; closing", c->where.c_str(), c->peer);
       rejected.add();
@@ -1204,7 +1296,8 @@ class TcpTransport final : public Transport {
   Fd epoll_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::vector<std::unique_ptr<Conn>> conns_;
-  std::vector<Peer> peers_;  // by world rank
+  std::vector<Peer> peers_;  // by world rank, then foreign ids (rte::foreign)
+  std::vector<uint8_t> card_;
 };
 
 }  // namespace
@@ -1214,6 +1307,13 @@ std::unique_ptr<Transport> open_tcp(int* error) {
   if (rte::job().size < 2) return nullptr;
   auto t = std::make_unique<TcpTransport>();
   if ((*error = t->open()) != 0) return nullptr;
+  return t;
+}
+
+std::unique_ptr<Transport> open_tcp_dynamic(int* error) {
+  *error = 0;
+  auto t = std::make_unique<TcpTransport>();
+  if ((*error = t->open(false)) != 0) return nullptr;
   return t;
 }
 

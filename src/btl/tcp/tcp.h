@@ -15,4 +15,8 @@ namespace axon::btl {
 // Returns nullptr when the job has a single rank, or on failure (*error set
 // non-zero and the reason reported: e.g. an interface list matching nothing).
 std::unique_ptr<Transport> open_tcp(int* error);
+// For processes of other jobs only (dynamic processes): opened on demand by
+// btl::open_dynamic(), whatever the job's size; publishes nothing through
+// rte, reaches nobody of this job, and hands its card out through card().
+std::unique_ptr<Transport> open_tcp_dynamic(int* error);
 }  // namespace axon::btl
