@@ -45,6 +45,7 @@
 #include <string>
 
 #include "base/backoff.h"
+#include "base/futex.h"
 #include "base/log.h"
 #include "base/param.h"
 #include "coll/internal.h"
@@ -91,9 +92,11 @@ size_t chunk_bytes() {
   return c < 4096 ? 4096 : static_cast<size_t>(c);
 }
 
+// Header, flag lines, small areas, two data sets, then one sleepers count
+// per flag line (futex wait mode: how many ranks sleep on that line).
 size_t segment_bytes(int n, size_t chunk) {
   return sizeof(Header) + (kFlagSets + 2) * static_cast<size_t>(n) * sizeof(Flag) + kFlagSets * kSmall +
-         2 * (static_cast<size_t>(n) + 1) * chunk;
+         2 * (static_cast<size_t>(n) + 1) * chunk + (kFlagSets + 2) * static_cast<size_t>(n) * sizeof(uint32_t);
 }
 
 // Waits for `pred` with the library's policy (spin, then yield the core),
@@ -117,13 +120,30 @@ bool all_at_least(const Flag* f, int n, uint64_t s) {
     if (f[i].v.load(std::memory_order_acquire) < s) return false;
   return true;
 }
-void wait_all(const Flag* f, int n, uint64_t s) {
-  node_wait([&] { return all_at_least(f, n, s); });
+
+// How a waiting rank gets out of the way (same on every rank of a node:
+// a sleeper relies on the writer to wake it).
+StringParam wait_param{"AXON_COLL_SHM_WAIT", "auto",
+                       "How node-level shared-memory collectives wait: spin (poll, then yield the core), futex "
+                       "(poll, yield AXON_COLL_SHM_YIELDS times, then sleep until the writer wakes the rank), or "
+                       "auto (futex when the node is oversubscribed, else spin). Must be the same on every rank."};
+// Measured (docs/collectives.md, "Oversubscribed"): a sleep and its
+// wake-up cost far more than a yield on the machines at hand, so by
+// default only a wait that already took a thousand yields (milliseconds:
+// a late rank, not a hand-off) goes to sleep and leaves the core alone.
+IntParam yields_param{"AXON_COLL_SHM_YIELDS", 1000,
+                      "In the futex wait mode of the node-level collectives: rounds of sched_yield before a "
+                      "waiting rank goes to sleep."};
+// A sleeping rank wakes up at least this often to drive pml progress
+// (a peer may wait for its nonblocking operations meanwhile).
+constexpr long kSleepNs = 200 * 1000;
+
+bool use_futex() {
+  const std::string& m = wait_param.get();
+  if (m == "futex") return kHaveFutex;
+  if (m == "spin") return false;
+  return kHaveFutex && rte::job().oversubscribed;
 }
-void wait_one(const Flag* f, uint64_t s) {
-  node_wait([&] { return f->v.load(std::memory_order_acquire) >= s; });
-}
-void post(Flag* f, uint64_t s) { f->v.store(s, std::memory_order_release); }
 
 // Views into the mapped segment.
 struct Seg {
@@ -154,19 +174,82 @@ struct Seg {
   // done flags are read only when that is not enough.
   void claim(uint64_t s) const {
     if (s < 2 || ns.safe >= s - 2) return;
-    node_wait([&] { return all_at_least(done(), n, s - 2); });
-    ns.safe = s - 2;
+    wait_all(done(), n, s - 2);
+    ns.safe = least_done();
   }
   // Before a step that uses only arrival lines and the small area (no
   // data set): every rank is done with step s - kFlagSets, so a bcast root
   // can run that many small calls ahead of slow readers.
   void claim_lines(uint64_t s) const {
     if (s < kFlagSets || ns.safe >= s - kFlagSets) return;
-    node_wait([&] { return all_at_least(done(), n, s - kFlagSets); });
-    ns.safe = s - kFlagSets;
+    wait_all(done(), n, s - kFlagSets);
+    ns.safe = least_done();
+  }
+  // The step every rank is done with (read after a wait on the done flags:
+  // remembering the least of them, not just the step waited for, spares
+  // the next few claims the cross-core reads).
+  uint64_t least_done() const {
+    uint64_t m = done()[0].v.load(std::memory_order_acquire);
+    for (int i = 1; i < n; ++i) m = std::min(m, done()[i].v.load(std::memory_order_acquire));
+    return m;
   }
   void arrived_all(uint64_t s) const {
     if (s - 1 > ns.safe) ns.safe = s - 1;
+  }
+  // Sleepers count of flag line f (futex mode).
+  std::atomic<uint32_t>* sleepers(const Flag* f) const {
+    auto* first = arrive(0);
+    auto* counts = reinterpret_cast<std::atomic<uint32_t>*>(static_cast<uint8_t*>(ns.base) + ns.bytes -
+                                                            (kFlagSets + 2) * static_cast<size_t>(n) * sizeof(uint32_t));
+    return counts + (f - first);
+  }
+  // Sets flag f to step s: the data written before is visible to whoever
+  // sees the flag at s. In futex mode also wakes the ranks sleeping on it
+  // (the store and the sleepers load are seq_cst: see base/futex.h).
+  void post(Flag* f, uint64_t s) const {
+    if (!ns.futex) {
+      f->v.store(s, std::memory_order_release);
+      return;
+    }
+    f->v.store(s, std::memory_order_seq_cst);
+    if (sleepers(f)->load(std::memory_order_seq_cst) != 0) futex_wake_all(low_half(&f->v));
+  }
+  // Waits until every flag of f[0..k) is at step s or beyond.
+  void wait_all(const Flag* f, int k, uint64_t s) const {
+    if (!ns.futex) {
+      wait_spin(f, k, s);
+      return;
+    }
+    int j = 0;
+    while (j < k && f[j].v.load(std::memory_order_acquire) >= s) ++j;
+    if (j == k) return;
+    // Spin while every rank has a core (none when oversubscribed), then
+    // yield, then sleep.
+    const int64_t spins = pml::spin_rounds(), yields = spins + yields_param.get();
+    for (int64_t i = 1;; ++i) {
+      while (j < k && f[j].v.load(std::memory_order_acquire) >= s) ++j;
+      if (j == k) return;
+      if ((i & 7) == 0 && pml::progress() > 0) continue;
+      if (i <= spins) {
+        cpu_relax();
+        continue;
+      }
+      if (i <= yields) {
+        sched_yield();
+        continue;
+      }
+      // Sleep on the first line not there yet (the others are re-checked
+      // after every wake; flags only grow).
+      std::atomic<uint32_t>* sl = sleepers(&f[j]);
+      sl->fetch_add(1, std::memory_order_seq_cst);
+      uint64_t v = f[j].v.load(std::memory_order_seq_cst);
+      if (v < s) futex_wait(low_half(&f[j].v), static_cast<uint32_t>(v), kSleepNs);
+      sl->fetch_sub(1, std::memory_order_relaxed);
+    }
+  }
+  void wait_one(const Flag* f, uint64_t s) const { wait_all(f, 1, s); }
+  static void wait_spin(const Flag* f, int k, uint64_t s) {
+    node_wait([&] { return all_at_least(f, k, s); });
   }
 };
 
@@ -203,6 +286,7 @@ int attach(CommState* st) {
   }
   ns.base = map;
   ns.bytes = bytes;
+  ns.futex = use_futex();
   auto* h = static_cast<Header*>(map);
   if (h->attached.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<uint32_t>(n)) shm_unlink(name.c_str());
   return MPI_SUCCESS;
@@ -229,10 +313,10 @@ void copy_out(const Datatype* type, const void* src, void* dst, MPI_Count count)
 
 void node_barrier(Seg& g) {
   uint64_t s = ++g.ns.seq;
-  post(&g.arrive(s)[g.me], s);
-  wait_all(g.arrive(s), g.n, s);
+  g.post(&g.arrive(s)[g.me], s);
+  g.wait_all(g.arrive(s), g.n, s);
   g.arrived_all(s);
-  post(&g.done()[g.me], s);
+  g.post(&g.done()[g.me], s);
 }
 
 // Broadcast of `count` items of `type` from member `root`, in packed chunks.
@@ -259,9 +343,9 @@ int node_bcast(Seg& g, void* buf, MPI_Count count, const Datatype* type, int roo
       if (contiguous) std::memcpy(data, static_cast<uint8_t*>(buf) + off, len);
       else convertor_pack(cv, data, len);
       f->pad = total;
-      post(f, s);
+      g.post(f, s);
     } else {
-      wait_one(f, s);
+      g.wait_one(f, s);
       size_t sent = static_cast<size_t>(f->pad);
       if (sent != total) {
         if (err == MPI_SUCCESS) err = sent < total ? MPI_ERR_OTHER : MPI_ERR_TRUNCATE;
@@ -272,8 +356,13 @@ int node_bcast(Seg& g, void* buf, MPI_Count count, const Datatype* type, int roo
       }
       if (contiguous) std::memcpy(static_cast<uint8_t*>(buf) + off, data, len);
       else convertor_unpack(cv, data, len);
+      // A root usually runs ahead: start fetching the line of the next
+      // step now, so that its transfer overlaps the way out of this call
+      // and into the next one (a stale copy costs the root nothing more
+      // than the invalidation it pays anyway).
+      __builtin_prefetch(&g.arrive(s + 1)[root]);
     }
-    post(&g.done()[g.me], s);
+    g.post(&g.done()[g.me], s);
   }
   return err;
 }
@@ -286,6 +375,15 @@ int node_reduce(Seg& g, const void* in, void* out, MPI_Count count, const Dataty
   MPI_Count per = items_per_step(type, g.chunk);
   const MPI_Aint ext = type->extent, tlb = type->true_lb;
   bool reader = root < 0 || g.me == root;
+  const uint64_t total = payload_bytes(count, type);
+  int err = MPI_SUCCESS;
+  // Compares the contributions' byte counts after the arrivals of step s.
+  auto check_counts = [&](uint64_t s) {
+    for (int i = 0; i < g.n && err == MPI_SUCCESS; ++i) {
+      uint64_t theirs = g.arrive(s)[i].pad;
+      if (theirs != total) err = theirs < total ? MPI_ERR_OTHER : MPI_ERR_TRUNCATE;
+    }
+  };
   for (MPI_Count c0 = 0; c0 < count; c0 += per) {
     MPI_Count cnt = std::min(per, count - c0);
     size_t span = items_span(cnt, type);
@@ -293,17 +391,31 @@ int node_reduce(Seg& g, const void* in, void* out, MPI_Count count, const Dataty
     g.claim(s);
     // Tiny spans travel inside the arrival flag's cache line.
     bool inl = span <= kInline;
-    auto operand = [&](int i) { return inl ? g.arrive(s)[i].data : g.slot(s, i); };
-    std::memcpy(operand(g.me), static_cast<const uint8_t*>(in) + c0 * ext + tlb, span);
-    post(&g.arrive(s)[g.me], s);
+    // Every reader reduces all operands itself for small steps.
+    bool every_reader = span * static_cast<size_t>(g.n - 1) <= kSmallReduce;
+    // Nobody but the root reads the root's operand then: with a separate
+    // receive buffer it stays in the user's send buffer, uncopied.
+    const uint8_t* mine = static_cast<const uint8_t*>(in) + c0 * ext + tlb;
+    bool direct = every_reader && root >= 0 && g.me == root && in != out;
+    auto operand = [&](int i) {
+      if (direct && i == g.me) return const_cast<uint8_t*>(mine);
+      return inl ? g.arrive(s)[i].data : g.slot(s, i);
+    };
+    if (!direct) std::memcpy(operand(g.me), mine, span);
+    // My byte count goes with my arrival (as the bcast root's does): a
+    // reader whose count differs (an erroneous program) returns an error
+    // instead of reducing stale bytes; everyone still completes the steps.
+    g.arrive(s)[g.me].pad = total;
+    g.post(&g.arrive(s)[g.me], s);
     // Buffer pointer (item 0) of the image in slot i / the result slot.
     auto image = [&](uint8_t* p) { return p - tlb; };
     // (Only readers have a receive buffer: a non-root's may be null.)
     void* dst = reader ? static_cast<uint8_t*>(out) + c0 * ext : nullptr;
-    if (span * static_cast<size_t>(g.n - 1) <= kSmallReduce) {
+    if (every_reader) {
       if (reader) {
-        wait_all(g.arrive(s), g.n, s);
+        g.wait_all(g.arrive(s), g.n, s);
         g.arrived_all(s);
+        check_counts(s);
         // acc = x_{n-1}; acc = x_i op acc for i = n-2 .. 0. A contiguous
         // type accumulates in the user's buffer itself (my operand is in
         // the segment already, so in place is fine); otherwise in the result
@@ -325,8 +437,9 @@ int node_reduce(Seg& g, const void* in, void* out, MPI_Count count, const Dataty
         if (!type->contiguous) copy_out(type, image(acc), dst, cnt);
       }
     } else {
-      wait_all(g.arrive(s), g.n, s);
+      g.wait_all(g.arrive(s), g.n, s);
       g.arrived_all(s);
+      if (reader) check_counts(s);
       Blocks pieces(cnt, g.n);
       MPI_Count p0 = pieces.offset[g.me], pc = pieces.size[g.me];
       if (pc > 0) {
@@ -339,15 +452,15 @@ int node_reduce(Seg& g, const void* in, void* out, MPI_Count count, const Dataty
               rc != MPI_SUCCESS)
             return rc;
       }
-      post(&g.red()[g.me], s);
+      g.post(&g.red()[g.me], s);
       if (reader) {
-        wait_all(g.red(), g.n, s);
+        g.wait_all(g.red(), g.n, s);
         copy_out(type, image(g.result(s)), dst, cnt);
       }
     }
-    post(&g.done()[g.me], s);
+    g.post(&g.done()[g.me], s);
   }
-  return MPI_SUCCESS;
+  return err;
 }
 
 // ---- data movement: allgather(v), gather, scatter, alltoall -------------------------
@@ -404,14 +517,14 @@ void node_gather(Seg& g, const std::vector<size_t>& bytes, Stream& src, size_t m
     g.claim(s);
     Flag* f = g.arrive(s);
     src.pack(inl ? f[g.me].data : g.slot(s, g.me), piece(my_bytes, off, per));
-    post(&f[g.me], s);
+    g.post(&f[g.me], s);
     if (reader) {
-      wait_all(f, g.n, s);
+      g.wait_all(f, g.n, s);
       g.arrived_all(s);
       for (int i = 0; i < g.n; ++i)
         if (i != g.me) out[i].unpack(inl ? f[i].data : g.slot(s, i), piece(bytes[i], off, per));
     }
-    post(&g.done()[g.me], s);
+    g.post(&g.done()[g.me], s);
   }
 }
 
@@ -430,24 +543,29 @@ void node_scatter(Seg& g, size_t m, std::vector<Stream>& src, Stream& dst, int r
       for (int j = 0; j < g.n; ++j)
         if (j != root) {
           src[j].pack(inl ? f[j].data : g.slot(s, j), len);
-          post(&f[j], s);
+          g.post(&f[j], s);
         }
     } else {
-      wait_one(&f[g.me], s);
+      g.wait_one(&f[g.me], s);
       dst.unpack(inl ? f[g.me].data : g.slot(s, g.me), len);
     }
-    post(&g.done()[g.me], s);
+    g.post(&g.done()[g.me], s);
   }
 }
 
-// Alltoall of `m` bytes per pair: my slot holds one sub-slot per
-// destination; everyone reads its sub-slot of every slot. In place works
+// Alltoall of `m` bytes per pair: my slot holds one sub-slot per other
+// rank; everyone reads its sub-slot of every slot. In place works
 // because a step packs bytes [off, off + len) of every block before it
 // unpacks the same range into them.
 void node_alltoall(Seg& g, size_t m, std::vector<Stream>& src, std::vector<Stream>& dst) {
   size_t n = static_cast<size_t>(g.n);
-  bool inl = m * n <= kInline;
-  size_t sub = inl ? m : (g.chunk / n) & ~static_cast<size_t>(63);
+  // Sub-slots for the n - 1 other ranks only (none for myself): at 2 ranks
+  // the whole slot carries the one block, half the steps of n sub-slots.
+  size_t others = n - 1;
+  bool inl = m * others <= kInline;
+  size_t sub = inl ? m : (g.chunk / others) & ~static_cast<size_t>(63);
+  // Sub-slot of destination j in rank i's slot.
+  auto at = [](int i, int j) { return static_cast<size_t>(j < i ? j : j - 1); };
   for (size_t off = 0; off < m; off += sub) {
     uint64_t s = ++g.ns.seq;
     g.claim(s);
@@ -455,13 +573,13 @@ void node_alltoall(Seg& g, size_t m, std::vector<Stream>& src, std::vector<Strea
     size_t len = piece(m, off, sub);
     uint8_t* mine = inl ? f[g.me].data : g.slot(s, g.me);
     for (int j = 0; j < g.n; ++j)
-      if (j != g.me) src[j].pack(mine + static_cast<size_t>(j) * sub, len);
-    post(&f[g.me], s);
-    wait_all(f, g.n, s);
+      if (j != g.me) src[j].pack(mine + at(g.me, j) * sub, len);
+    g.post(&f[g.me], s);
+    g.wait_all(f, g.n, s);
     g.arrived_all(s);
     for (int i = 0; i < g.n; ++i)
-      if (i != g.me) dst[i].unpack((inl ? f[i].data : g.slot(s, i)) + static_cast<size_t>(g.me) * sub, len);
-    post(&g.done()[g.me], s);
+      if (i != g.me) dst[i].unpack((inl ? f[i].data : g.slot(s, i)) + at(i, g.me) * sub, len);
+    g.post(&g.done()[g.me], s);
   }
 }
 
@@ -800,15 +918,15 @@ int hier_run(CommState* st, const Args& a) {
       if ((rc = attach(st)) != MPI_SUCCESS) return rc;
       Seg g{*st->node, n, t.me, chunk_bytes()};
       uint64_t s = ++g.ns.seq;
-      post(&g.arrive(s)[g.me], s);
+      g.post(&g.arrive(s)[g.me], s);
       if (leader) {
-        wait_all(g.arrive(s), n, s);
+        g.wait_all(g.arrive(s), n, s);
         rc = leaders_barrier(t, ctx);
-        post(&g.red()[0], s);
+        g.post(&g.red()[0], s);
       } else {
-        wait_one(&g.red()[0], s);
+        g.wait_one(&g.red()[0], s);
       }
-      post(&g.done()[g.me], s);
+      g.post(&g.done()[g.me], s);
       return rc;
     }
     case Kind::bcast: {

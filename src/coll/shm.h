@@ -44,6 +44,7 @@ struct NodeState {
   size_t bytes = 0;
   uint64_t seq = 0;   // node-level steps done on this communicator
   uint64_t safe = 0;  // every local rank is known to be done with steps <= safe
+  bool futex = false; // waits sleep on the flag word (AXON_COLL_SHM_WAIT; same on every local rank)
   NodeState() = default;
   NodeState(const NodeState&) = delete;
   NodeState& operator=(const NodeState&) = delete;
