@@ -64,7 +64,7 @@ int win_raise(Win* win, int code, const char* fn, const char* detail = nullptr) 
       errhandler_retain(e);  // the handler may replace and free itself
       reinterpret_cast<MPI_Win_errhandler_function*>(e->comm_fn)(&h, &c);
       errhandler_release(e);
-      return code;
+      return c;  // what the handler left in its code argument (as raise() and MPICH do)
     }
     case Errhandler::Kind::Fatal:
       // As MPICH does: a fatal window handler defers to MPI_COMM_SELF's
@@ -201,6 +201,8 @@ int do_put(const void* origin, MPI_Count ocount, MPI_Datatype otype, int target,
   if (skip) return MPI_SUCCESS;
   if (passive) WIN_TRY(win, fn, osc::check_passive(win->w, target));
   WIN_TRY(win, fn, osc::put(win->w, origin, ocount, *ot, target, disp, tcount, *tt));
+  // MPI_Rput's request is returned complete: the origin buffer must be free.
+  if (passive) WIN_TRY(win, fn, osc::complete_put(win->w, target));
   return MPI_SUCCESS;
 }
 
@@ -724,7 +726,14 @@ AXON_API(int, MPI_Win_get_info, (MPI_Win win_h, MPI_Info* info_used)) {
   out->set("same_size", "false");
   out->set("same_disp_unit", "false");
   if (win->flavor == MPI_WIN_FLAVOR_SHARED) out->set("alloc_shared_noncontig", "false");
-  for (const auto& [k, v] : win->hints->entries) out->set(k, v);
+  // User hints we do not know are ignored, and MPI_Win_get_info returns only
+  // hints not ignored (MPI-4.1 12.2.7; MPICH does the same).
+  static const char* const known[] = {"no_locks",       "accumulate_ordering",   "accumulate_ops",
+                                      "same_size",      "same_disp_unit",        "alloc_shared_noncontig",
+                                      "mpi_accumulate_granularity"};
+  for (const auto& [k, v] : win->hints->entries)
+    for (const char* name : known)
+      if (k == name) out->set(k, v);
   *info_used = info_handle(out);
   return MPI_SUCCESS;
 }

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,7 @@ namespace axon::osc {
 namespace {
 
 constexpr uint64_t kControlMagic = 0x4158304f53435731ull;
-constexpr int kMaxRegions = 64;           // attached regions per rank (dynamic windows)
+constexpr int kMaxRegions = 4096;         // attached regions per rank (dynamic windows)
 constexpr uint32_t kExclusive = 0x80000000u;
 
 // Per target, in the control segment. Fresh shared memory is zero: every
@@ -38,8 +39,13 @@ struct alignas(64) PeerCtl {
   std::atomic<uint32_t> lock;         // passive target: kExclusive, or the number of shared holders
   std::atomic<uint32_t> acc;          // accumulate mutex (read-modify-write done under it)
   std::atomic<uint64_t> completions;  // PSCW: MPI_Win_complete calls aimed at this rank
-  std::atomic<uint64_t> region_base[kMaxRegions];
-  std::atomic<uint64_t> region_size[kMaxRegions];  // 0: free slot
+  std::atomic<uint32_t> regions_hi;   // dynamic windows: slots [0, regions_hi) of the region table may be used
+};
+// An attached region of a dynamic window (a table of kMaxRegions per rank
+// after the post counters, in dynamic windows' segments only).
+struct Region {
+  std::atomic<uint64_t> base;
+  std::atomic<uint64_t> size;  // 0: free slot
 };
 static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t>::is_always_lock_free,
               "control words are shared between processes");
@@ -70,7 +76,30 @@ size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
 }  // namespace
 
-// Segment layout: Control header, PeerCtl[n], post counters[n*n], data.
+// Small contiguous-origin Put / Get to Path::Cma targets. MPI lets them
+// complete at the next flush / unlock / fence / complete (the origin buffer
+// of a Put must not change and that of a Get must not be read before), so
+// instead of one process_vm_writev / readv per operation (≈ 2 µs each, the
+// system call itself) they wait here, origin pointer and target runs, and
+// go out as one call with many iovecs per target. Order: a target's queue
+// holds writes or reads, never both; an operation of the other kind, a
+// large or non-contiguous one, an accumulate or CAS to that target first
+// issues the queue, so everything reaches the target in program order.
+struct CmaQueue {
+  struct Target {
+    std::vector<iovec> local, remote;
+    size_t bytes = 0;
+    bool write = false;
+    bool listed = false;      // in `pending`
+    int error = MPI_SUCCESS;  // of an issued batch, returned by the next synchronization
+  };
+  std::mutex mu;  // operations may come from several threads (MPI_THREAD_MULTIPLE)
+  std::vector<Target> targets;
+  std::vector<int> pending;  // targets listed (queue not empty, or an error to report)
+};
+
+// Segment layout: Control header, PeerCtl[n], post counters[n*n], then the
+// region tables (dynamic windows) or the data (allocate flavors).
 struct Control {
   uint64_t magic;
   uint32_t n;
@@ -80,16 +109,47 @@ namespace {
 
 size_t peers_offset() { return round_up(sizeof(Control), 64); }
 size_t posts_offset(int n) { return peers_offset() + sizeof(PeerCtl) * static_cast<size_t>(n); }
-size_t control_bytes(int n) { return round_up(posts_offset(n) + 4ull * n * n, 4096); }
+size_t regions_offset(int n) { return round_up(posts_offset(n) + 4ull * n * n, 64); }
+// `dynamic`: with the region tables (sparse: pages are touched as regions are attached).
+size_t control_bytes(int n, bool dynamic = false) {
+  return round_up(regions_offset(n) + (dynamic ? sizeof(Region) * kMaxRegions * n : 0), 4096);
+}
 
 PeerCtl& peer_ctl(const Window* w, int r) {
   return reinterpret_cast<PeerCtl*>(reinterpret_cast<unsigned char*>(w->ctl) + peers_offset())[r];
+}
+Region* regions(const Window* w, int r) {
+  return reinterpret_cast<Region*>(reinterpret_cast<unsigned char*>(w->ctl) + regions_offset(w->size)) +
+         static_cast<size_t>(r) * kMaxRegions;
 }
 // Posts of `target` towards `origin` (PSCW): written by the target, read by the origin.
 std::atomic<uint32_t>& post_counter(const Window* w, int origin, int target) {
   auto* p = reinterpret_cast<std::atomic<uint32_t>*>(reinterpret_cast<unsigned char*>(w->ctl) +
                                                      posts_offset(w->size));
   return p[static_cast<size_t>(origin) * w->size + target];
+}
+
+// Whether [first, last) of rank r lies in memory attached to a dynamic
+// window: in one region, or in regions attached separately that follow each
+// other with no gap (MPICH accepts such accesses too).
+bool attached(const Window* w, int r, uint64_t first, uint64_t last) {
+  const Region* reg = regions(w, r);
+  const uint32_t used = peer_ctl(w, r).regions_hi.load(std::memory_order_acquire);
+  // Advance `first` through the regions that contain it until it passes
+  // `last` (usually one step; one more per region boundary crossed).
+  while (first < last) {
+    bool advanced = false;
+    for (uint32_t i = 0; i < used && !advanced; ++i) {
+      const uint64_t size = reg[i].size.load(std::memory_order_acquire);
+      const uint64_t base = reg[i].base.load(std::memory_order_relaxed);
+      if (size && first >= base && first < base + size) {
+        first = base + size;
+        advanced = true;
+      }
+    }
+    if (!advanced) return false;
+  }
+  return true;
 }
 
 // What each rank tells the others at creation.
@@ -235,6 +295,7 @@ void drop(Window* w) {
   rdma::release(w);  // the registration goes before the memory
   am::unregister_window(w);
   if (w->map) munmap(w->map, w->map_len);
+  delete w->cma;
   delete w;
 }
 
@@ -251,7 +312,9 @@ void set_private_peers(Window* w, const std::vector<PeerInfo>& info) {
     p.base = p.path == Path::Am ? 0 : info[r].base;  // Am: displacements are offsets at the target
     p.size = info[r].bytes;
     p.disp_unit = static_cast<int>(info[r].disp_unit);
+    if (p.path == Path::Cma && !w->cma) w->cma = new CmaQueue;
   }
+  if (w->cma) w->cma->targets.resize(w->size);
 }
 
 // Last step of every creation: when some rank reaches another by active
@@ -282,24 +345,16 @@ int locate(const Window* w, int target, MPI_Aint disp, size_t count, const Datat
   }
   if (count == 0 || t.size == 0) lo = hi = 0;
   if (w->flavor == Flavor::Dynamic) {
-    // Absolute addresses: the whole access must lie in one attached region.
+    // Absolute addresses: the whole access must lie in attached memory.
     uint64_t first = static_cast<uint64_t>(disp + lo), last = static_cast<uint64_t>(disp + hi);
     if (lo == hi || !p.same_node) {
       // Another node's regions are not visible here: that target checks.
       *at = static_cast<uint64_t>(disp);
       return MPI_SUCCESS;
     }
-    PeerCtl& c = peer_ctl(w, target);
-    for (int i = 0; i < kMaxRegions; ++i) {
-      uint64_t size = c.region_size[i].load(std::memory_order_acquire);
-      if (!size) continue;
-      uint64_t base = c.region_base[i].load(std::memory_order_relaxed);
-      if (first >= base && last <= base + size) {
-        *at = static_cast<uint64_t>(disp);
-        return MPI_SUCCESS;
-      }
-    }
-    return MPI_ERR_RMA_RANGE;
+    if (!attached(w, target, first, last)) return MPI_ERR_RMA_RANGE;
+    *at = static_cast<uint64_t>(disp);
+    return MPI_SUCCESS;
   }
   if (disp < 0) return MPI_ERR_RMA_RANGE;
   __int128 off = static_cast<__int128>(disp) * p.disp_unit;
@@ -350,6 +405,100 @@ int transfer(const Window* w, int target, uint64_t at, size_t count, const Datat
   });
   flush_batch();
   return rc;
+}
+
+constexpr size_t kCmaIov = 1024;            // IOV_MAX: per side of one system call
+constexpr size_t kCmaOpMax = 64 * 1024;     // larger operations go out at once
+constexpr size_t kCmaBudget = 1024 * 1024;  // bytes queued per target before issuing
+constexpr size_t kCmaOpRuns = 64;           // target runs of one queued operation
+
+// Issues target t's queue (the caller holds q.mu).
+void cma_issue(const Window* w, CmaQueue& q, int t) {
+  CmaQueue::Target& x = q.targets[t];
+  if (x.local.empty()) return;
+  const pid_t pid = w->peers[t].pid;
+  ssize_t n = x.write ? process_vm_writev(pid, x.local.data(), x.local.size(), x.remote.data(), x.remote.size(), 0)
+                      : process_vm_readv(pid, x.local.data(), x.local.size(), x.remote.data(), x.remote.size(), 0);
+  if (n != static_cast<ssize_t>(x.bytes)) {
+    log::error("osc: %s of %zu bytes (%zu operations) at rank %d failed: %s",
+               x.write ? "process_vm_writev" : "process_vm_readv", x.bytes, x.local.size(), t,
+               n < 0 ? strerror(errno) : "short transfer");
+    if (x.error == MPI_SUCCESS) x.error = n < 0 && errno == EFAULT ? MPI_ERR_RMA_RANGE : MPI_ERR_OTHER;
+  }
+  x.local.clear();
+  x.remote.clear();
+  x.bytes = 0;
+}
+
+// Issues the queue of `target` (-1: every target) and returns the first
+// error one of its batches had since the last call.
+int cma_drain(Window* w, int target) {
+  CmaQueue* q = w->cma;
+  if (!q) return MPI_SUCCESS;
+  std::lock_guard<std::mutex> guard(q->mu);
+  int rc = MPI_SUCCESS;
+  auto finish = [&](int t) {
+    cma_issue(w, *q, t);
+    CmaQueue::Target& x = q->targets[t];
+    if (rc == MPI_SUCCESS) rc = x.error;
+    x.error = MPI_SUCCESS;
+    x.listed = false;
+  };
+  if (target >= 0) {
+    if (!q->targets[target].listed) return MPI_SUCCESS;
+    finish(target);
+    for (size_t i = 0; i < q->pending.size(); ++i)
+      if (q->pending[i] == target) {
+        q->pending[i] = q->pending.back();
+        q->pending.pop_back();
+        break;
+      }
+    return rc;
+  }
+  for (int t : q->pending) finish(t);
+  q->pending.clear();
+  return rc;
+}
+
+// Issues the queue of `target` before an operation that must come after it
+// (its errors stay for the next synchronization).
+void cma_order(Window* w, int target) {
+  if (!w->cma) return;
+  std::lock_guard<std::mutex> guard(w->cma->mu);
+  cma_issue(w, *w->cma, target);
+}
+
+// Queues a Put (write) or Get of the contiguous origin buffer `buf` to the
+// runs of `count` items of `t` at target address `at`. False: not queued
+// (too large, too many runs): the caller transfers it now, after issuing
+// the queue.
+bool cma_enqueue(Window* w, int target, uint64_t at, size_t count, const Datatype& t, unsigned char* buf,
+                 bool write) {
+  CmaQueue* q = w->cma;
+  const size_t bytes = t.size * count;
+  if (!q || bytes > kCmaOpMax) return false;
+  iovec runs[kCmaOpRuns];
+  size_t n = 0;
+  bool fits = true;
+  for_each_run(t, count, [&](std::ptrdiff_t off, size_t len) {
+    if (n == kCmaOpRuns) fits = false;
+    else runs[n++] = iovec{reinterpret_cast<void*>(at + off), len};
+  });
+  if (!fits) return false;
+  std::lock_guard<std::mutex> guard(q->mu);
+  CmaQueue::Target& x = q->targets[target];
+  if (!x.listed) {
+    q->pending.push_back(target);
+    x.listed = true;
+  }
+  if (!x.local.empty() && (x.write != write || x.local.size() == kCmaIov || x.remote.size() + n > kCmaIov ||
+             x.bytes + bytes > kCmaBudget))
+    cma_issue(w, *q, target);  // stays listed: its error, if any, goes to the next synchronization
+  x.write = write;
+  x.local.push_back(iovec{buf, bytes});
+  x.remote.insert(x.remote.end(), runs, runs + n);
+  x.bytes += bytes;
+  return true;
 }
 
 // The basic type every element of `t` has, or nullptr (mixed / empty).
@@ -464,7 +613,9 @@ uint64_t am_at(const Peer& p, uint64_t at) { return p.path == Path::Rdma ? at - 
 
 // Waits for what this rank sent to `target` (-1: all) by messages and RDMA.
 int flush_ops(Window* w, int target) {
+  int crc = cma_drain(w, target);
   int rc = am::flush(w, target);
+  if (rc == MPI_SUCCESS) rc = crc;
   int rrc = rdma::flush(w, target);
   return rc != MPI_SUCCESS ? rc : rrc;
 }
@@ -508,7 +659,7 @@ int create_dynamic(pml::Context* ctx, Window** out) {
   Window* w = new_window(ctx, Flavor::Dynamic);
   std::vector<PeerInfo> info;
   int rc = exchange_info(ctx, nullptr, 0, 1, &info);
-  if (rc == MPI_SUCCESS) rc = map_segment(w, control_bytes(w->size));
+  if (rc == MPI_SUCCESS) rc = map_segment(w, control_bytes(w->size, true));
   if (rc == MPI_SUCCESS) {
     set_private_peers(w, info);
     // Displacements are absolute addresses: no window base, no size limit.
@@ -584,6 +735,7 @@ int free_check(const Window* w) {
 void destroy(Window* w) {
   // No rank unmaps (or frees its Win_create memory) while another may still
   // access it in an epoch that ended with this collective call.
+  cma_drain(w, -1);  // empty unless the last epoch was not closed (erroneous)
   std::atomic_thread_fence(std::memory_order_seq_cst);
   coll::barrier(w->ctx);
   drop(w);
@@ -591,22 +743,25 @@ void destroy(Window* w) {
 
 int attach(Window* w, void* base, uint64_t bytes) {
   if (bytes == 0) return MPI_SUCCESS;
-  PeerCtl& c = peer_ctl(w, w->rank);
-  for (int i = 0; i < kMaxRegions; ++i) {
-    if (c.region_size[i].load(std::memory_order_relaxed)) continue;
-    c.region_base[i].store(reinterpret_cast<uint64_t>(base), std::memory_order_relaxed);
-    c.region_size[i].store(bytes, std::memory_order_release);
+  Region* reg = regions(w, w->rank);
+  std::atomic<uint32_t>& hi = peer_ctl(w, w->rank).regions_hi;
+  for (uint32_t i = 0; i < static_cast<uint32_t>(kMaxRegions); ++i) {
+    if (reg[i].size.load(std::memory_order_relaxed)) continue;
+    reg[i].base.store(reinterpret_cast<uint64_t>(base), std::memory_order_relaxed);
+    reg[i].size.store(bytes, std::memory_order_release);
+    if (hi.load(std::memory_order_relaxed) <= i) hi.store(i + 1, std::memory_order_release);
     return MPI_SUCCESS;
   }
   return MPI_ERR_RMA_ATTACH;
 }
 
 int detach(Window* w, const void* base) {
-  PeerCtl& c = peer_ctl(w, w->rank);
-  for (int i = 0; i < kMaxRegions; ++i) {
-    if (!c.region_size[i].load(std::memory_order_relaxed)) continue;
-    if (c.region_base[i].load(std::memory_order_relaxed) != reinterpret_cast<uint64_t>(base)) continue;
-    c.region_size[i].store(0, std::memory_order_release);
+  Region* reg = regions(w, w->rank);
+  const uint32_t hi = peer_ctl(w, w->rank).regions_hi.load(std::memory_order_relaxed);
+  for (uint32_t i = 0; i < hi; ++i) {
+    if (!reg[i].size.load(std::memory_order_relaxed)) continue;
+    if (reg[i].base.load(std::memory_order_relaxed) != reinterpret_cast<uint64_t>(base)) continue;
+    reg[i].size.store(0, std::memory_order_release);
     return MPI_SUCCESS;
   }
   return MPI_ERR_RMA_RANGE;
@@ -628,10 +783,12 @@ int shared_query(const Window* w, int rank, uint64_t* bytes, int* disp_unit, voi
   }
   // A Win_allocate window's rank on another node: its memory is not
   // mapped here (size 0, base NULL).
+  // A rank that allocated no memory has none to point to: NULL, as MPICH
+  // returns (its test win_shared_noncontig_put asserts it).
   const Peer& p = w->peers[rank];
   *bytes = p.mapped ? p.size : 0;
   *disp_unit = p.disp_unit;
-  *base = p.mapped;
+  *base = p.size ? p.mapped : nullptr;
   return MPI_SUCCESS;
 }
 
@@ -669,6 +826,13 @@ int put(Window* w, const void* origin, size_t ocount, const Datatype& otype, int
   }
   if (p.path == Path::Rdma) return rdma::put(w, target, at, tcount, ttype, dense);
   if (p.path == Path::Am) return am::put(w, target, at, tcount, ttype, dense);
+  if (p.path == Path::Cma) {
+    // Contiguous origin: queued (the buffer is ours to read until the
+    // synchronization); otherwise after what is queued, now.
+    if (otype.contiguous && cma_enqueue(w, target, at, tcount, ttype, const_cast<unsigned char*>(dense), true))
+      return MPI_SUCCESS;
+    cma_order(w, target);
+  }
   return transfer(w, target, at, tcount, ttype, const_cast<unsigned char*>(dense), true);
 }
 
@@ -689,6 +853,13 @@ int get(Window* w, void* origin, size_t ocount, const Datatype& otype, int targe
     return rc;
   }
   const bool by_am = w->peers[target].path == Path::Am;
+  if (w->peers[target].path == Path::Cma) {
+    // Contiguous origin: the data lands at the synchronization (MPI allows
+    // it); otherwise read now, after what is queued.
+    if (otype.contiguous && cma_enqueue(w, target, at, tcount, ttype, static_cast<unsigned char*>(origin), false))
+      return MPI_SUCCESS;
+    cma_order(w, target);
+  }
   if (otype.contiguous)
     return by_am ? am::get(w, target, at, tcount, ttype, static_cast<unsigned char*>(origin))
                  : transfer(w, target, at, tcount, ttype, static_cast<unsigned char*>(origin), false);
@@ -755,6 +926,7 @@ int accumulate(Window* w, const void* origin, size_t ocount, const Datatype* oty
     });
   } else {
     std::vector<unsigned char> cur(bytes);
+    if (p.path == Path::Cma) cma_order(w, target);  // after this origin's queued Put / Get
     AccLock lock(w, target);
     rc = transfer(w, target, at, tcount, ttype, cur.data(), false);
     if (rc == MPI_SUCCESS && old) memcpy(old, cur.data(), bytes);
@@ -784,6 +956,7 @@ int compare_and_swap(Window* w, const void* origin, const void* compare, void* r
     return MPI_SUCCESS;
   }
   std::vector<unsigned char> cur(type.size);
+  if (p.path == Path::Cma) cma_order(w, target);
   AccLock lock(w, target);
   rc = transfer(w, target, at, 1, type, cur.data(), false);
   if (rc != MPI_SUCCESS) return rc;
@@ -846,7 +1019,7 @@ int complete(Window* w) {
   int rc = MPI_SUCCESS;
   for (int t : w->ep.start_group) {
     // Our active messages to t are applied before t learns we completed.
-    int frc = w->peers[t].path >= Path::Am ? flush_ops(w, t) : MPI_SUCCESS;
+    int frc = w->peers[t].path >= Path::Cma ? flush_ops(w, t) : MPI_SUCCESS;
     if (w->peers[t].same_node) peer_ctl(w, t).completions.fetch_add(1, std::memory_order_release);
     else if (int crc = am::complete(w, t); crc != MPI_SUCCESS) frc = crc;
     if (rc == MPI_SUCCESS) rc = frc;
@@ -924,7 +1097,7 @@ int lock(Window* w, int lock_type, int target, int assert_bits) {
 
 int unlock(Window* w, int target) {
   if (w->ep.lock_all || w->ep.locked[target] == kNotLocked) return MPI_ERR_RMA_SYNC;
-  int rc = w->peers[target].path >= Path::Am ? flush_ops(w, target) : MPI_SUCCESS;
+  int rc = w->peers[target].path >= Path::Cma ? flush_ops(w, target) : MPI_SUCCESS;
   std::atomic_thread_fence(std::memory_order_seq_cst);
   const int8_t how = w->ep.locked[target];
   w->ep.locked[target] = kNotLocked;
@@ -982,10 +1155,20 @@ int flush(Window* w, int target) {
 }
 
 int complete_get(Window* w, int target) {
+  if (w->peers[target].path == Path::Cma) return cma_drain(w, target);
   return w->peers[target].path == Path::Rdma ? rdma::flush(w, target) : MPI_SUCCESS;
 }
 
-void sync(Window*) { std::atomic_thread_fence(std::memory_order_seq_cst); }
+int complete_put(Window* w, int target) {
+  return w->peers[target].path == Path::Cma ? cma_drain(w, target) : MPI_SUCCESS;
+}
+
+void sync(Window* w) {
+  // Queued CMA operations go out too (not required: Win_sync orders memory,
+  // it does not complete operations; but it costs nothing when empty).
+  cma_drain(w, -1);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
 
 void finalize() { am::finalize(); }
 
@@ -1008,14 +1191,7 @@ int target_check(const Window* w, const Run* runs, size_t n) {
       if (r.off > w->bytes || r.len > w->bytes - r.off) return MPI_ERR_RMA_RANGE;
       continue;
     }
-    PeerCtl& c = peer_ctl(w, w->rank);
-    bool inside = false;
-    for (int k = 0; k < kMaxRegions && !inside; ++k) {
-      uint64_t size = c.region_size[k].load(std::memory_order_acquire);
-      uint64_t base = c.region_base[k].load(std::memory_order_relaxed);
-      inside = size && r.off >= base && r.off + r.len <= base + size;
-    }
-    if (!inside) return MPI_ERR_RMA_RANGE;
+    if (!attached(w, w->rank, r.off, r.off + r.len)) return MPI_ERR_RMA_RANGE;
   }
   return MPI_SUCCESS;
 }

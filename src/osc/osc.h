@@ -16,9 +16,11 @@
 //   AXON_OSC_PATH=am) are reached by active messages that the target applies
 //   in its progress engine (am.h); each node then has its own control
 //   segment for its ranks.
-// Operations on mapped / CMA targets are complete when the call returns, so
-// flush only orders memory for them; for active-message targets flush,
-// unlock, complete and fence wait for the acknowledgements.
+// Operations on mapped targets are complete when the call returns, so flush
+// only orders memory for them; small contiguous Put / Get to CMA targets are
+// queued and issued in one system call per target at the synchronization;
+// for active-message targets flush, unlock, complete and fence wait for the
+// acknowledgements.
 // `Peer::path` says how a target is reached.
 //
 // The functions return MPI error classes (MPI_SUCCESS, MPI_ERR_RMA_SYNC, ...);
@@ -46,6 +48,7 @@ enum class Flavor : uint8_t { Create, Allocate, Shared, Dynamic };
 
 struct Control;  // the shared control segment's layout (osc.cpp)
 struct AmState;  // active-message state of a window (am.cpp)
+struct CmaQueue;  // CMA operations queued until the next synchronization (osc.cpp)
 
 // How this rank reaches one target's memory.
 enum class Path : uint8_t {
@@ -108,6 +111,10 @@ struct Window {
   uint64_t rdma_key = 0;
   bool nic_atomics = false;
   bool nic_self_proxy = false;  // our own memory's NIC atomics are asked of a neighbour
+  // Small Put / Get to Path::Cma targets wait here and go out as one
+  // process_vm_writev / readv per target at the next synchronization (or
+  // before an operation that must observe them); null without Cma peers.
+  CmaQueue* cma = nullptr;
 };
 
 // ---- creation and destruction (collective over ctx) ------------------------
@@ -163,6 +170,9 @@ int flush(Window* w, int target);  // target -1: all
 // Request-based Get (MPI_Rget): waits until the data of the operations just
 // issued to `target` arrived (RDMA reads complete at flush otherwise).
 int complete_get(Window* w, int target);
+// Request-based Put (MPI_Rput): issues what is queued for `target`, so that
+// the origin buffer may be reused when the request is returned complete.
+int complete_put(Window* w, int target);
 void sync(Window* w);              // Win_sync: a full memory barrier
 
 // MPI_Finalize: stops the progress agent of windows never freed (before

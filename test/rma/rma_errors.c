@@ -23,6 +23,14 @@ static void on_error(MPI_Win *win, int *code, ...)
     handler_win = *win;
 }
 
+/* A handler that clears the error: the failing call then returns what it left. */
+static void clear_error(MPI_Win *win, int *code, ...)
+{
+    (void)win;
+    handler_calls++;
+    *code = MPI_SUCCESS;
+}
+
 #define EXPECT(call, cls)                                                                   \
     do {                                                                                    \
         int rc_ = (call);                                                                   \
@@ -132,6 +140,14 @@ int main(int argc, char **argv)
           "user handler: %d calls, code %d", handler_calls, handler_code);
     CHECK_MPI(MPI_Win_call_errhandler(win, MPI_ERR_OTHER));
     CHECK(handler_calls == 2 && error_class_of(handler_code) == MPI_ERR_OTHER, "MPI_Win_call_errhandler: code %d", handler_code);
+    CHECK_MPI(MPI_Win_create_errhandler(clear_error, &user));
+    CHECK_MPI(MPI_Win_set_errhandler(win, user));
+    CHECK_MPI(MPI_Errhandler_free(&user));
+    int rc = MPI_Put(&one, 1, MPI_INT, np + 5, 0, 1, MPI_INT, win);
+    CHECK(rc == MPI_SUCCESS && handler_calls == 3, "a handler that sets MPI_SUCCESS: call returned %d, %d calls", rc,
+          handler_calls);
+    CHECK_MPI(MPI_Win_call_errhandler(win, MPI_ERR_OTHER));
+    CHECK(handler_calls == 4, "MPI_Win_call_errhandler with the clearing handler: %d calls", handler_calls);
     CHECK_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
     CHECK_MPI(MPI_Win_free(&win));
 

@@ -80,6 +80,22 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_Info_get_string(used, "no_locks", &(int){sizeof val}, val, &flag));
     CHECK(flag && !strcmp(val, "false"), "info no_locks");
     MPI_Info_free(&used);
+    /* A hint the implementation does not know is ignored: Win_get_info
+     * returns the hints in effect only (MPI-4.1 12.2.7); a known one set with
+     * Win_set_info is returned with its new value. */
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "rma_win_test_unknown_hint", "true");
+    MPI_Info_set(info, "no_locks", "true");
+    CHECK_MPI(MPI_Win_set_info(win, info));
+    MPI_Info_free(&info);
+    CHECK_MPI(MPI_Win_get_info(win, &used));
+    CHECK_MPI(MPI_Info_get_string(used, "rma_win_test_unknown_hint", &(int){sizeof val}, val, &flag));
+    CHECK(!flag, "an unknown hint is not returned by MPI_Win_get_info");
+    CHECK_MPI(MPI_Info_get_string(used, "no_locks", &(int){sizeof val}, val, &flag));
+    CHECK(flag && !strcmp(val, "true"), "info no_locks after Win_set_info: %s", flag ? val : "(none)");
+    CHECK_MPI(MPI_Info_get_string(used, "accumulate_ordering", &(int){sizeof val}, val, &flag));
+    CHECK(flag && !strcmp(val, "rar,raw,war,waw"), "default accumulate_ordering");
+    MPI_Info_free(&used);
 
     CHECK_MPI(MPI_Win_free(&win));
     CHECK(deleted == 5, "delete callback ran once at MPI_Win_free (%d)", deleted);
@@ -155,6 +171,21 @@ int main(int argc, char **argv)
         CHECK(s == 100 && q[0] == r + 1 && q[99] == r + 1, "noncontig part of rank %d", r);
     }
     MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_MPI(MPI_Win_free(&win));
+
+    /* Odd ranks allocate nothing: their size is 0 and their base NULL
+     * (MPICH's win_shared_noncontig_put asserts both); PROC_NULL gives rank 0. */
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    CHECK_MPI(MPI_Win_allocate_shared(me % 2 ? 0 : 64, 1, info, MPI_COMM_WORLD, &mine, &win));
+    MPI_Info_free(&info);
+    for (int r = 0; r < np; r++) {
+        unsigned char *q = (unsigned char *)&q;
+        MPI_Aint s = -1;
+        CHECK_MPI(MPI_Win_shared_query(win, r, &s, &du, &q));
+        if (r % 2) CHECK(s == 0 && q == NULL, "rank %d allocated nothing: size %ld base %p", r, (long)s, (void *)q);
+        else CHECK(s == 64 && q != NULL, "rank %d: size %ld base %p", r, (long)s, (void *)q);
+    }
     CHECK_MPI(MPI_Win_free(&win));
 
     /* A window over a sub-communicator: odd and even ranks. */
