@@ -43,6 +43,19 @@ std::string JobSupervisor::where(uint32_t rank, int pid) const {
     return text;
 }
 
+// Starts one rank's process, forwards its output, and records it in ranks_.
+bool JobSupervisor::start_rank(const SpawnRequest &request, Rank &entry, OutputStream::Sink sink,
+                               std::string &error) {
+    if (!spawn_rank(request, entry.process, error)) return false;
+    entry.running = true;
+    entry.out = std::make_unique<OutputStream>(std::move(entry.process.stdout_pipe), STDOUT_FILENO, entry.rank, false,
+                                               sink);
+    entry.err = std::make_unique<OutputStream>(std::move(entry.process.stderr_pipe), STDERR_FILENO, entry.rank, true,
+                                               sink);
+    ranks_.push_back(std::move(entry));
+    return true;
+}
+
 void JobSupervisor::launch(const LaunchPlan &plan) {
     plan_ = plan;
     program_ = plan.argv.empty() ? plan.executable : plan.argv.front();
@@ -95,17 +108,11 @@ void JobSupervisor::launch(const LaunchPlan &plan) {
 
         Rank entry;
         entry.rank = rank;
-        if (!spawn_rank(request, entry.process, error)) {
+        if (!start_rank(request, entry, sink, error)) {
             std::fprintf(stderr, "%s: cannot start rank %u: %s; ending the job\n", label_.c_str(), rank, error.c_str());
             end_job(1);
             return;
         }
-        entry.running = true;
-        entry.out = std::make_unique<OutputStream>(std::move(entry.process.stdout_pipe), STDOUT_FILENO, rank, false,
-                                                   sink);
-        entry.err = std::make_unique<OutputStream>(std::move(entry.process.stderr_pipe), STDERR_FILENO, rank, true,
-                                                   sink);
-        ranks_.push_back(std::move(entry));
     }
 }
 
@@ -391,17 +398,11 @@ void JobSupervisor::on_spawn(const HostEvent &event) {
         entry.rank = rank;
         entry.job = job;
         entry.nspace = nspace;
-        if (!spawn_rank(request, entry.process, error)) {
+        if (!start_rank(request, entry, sink, error)) {
             refuse(PMIX_ERROR, "cannot start a rank: " + error);
             end_job(1);
             return;
         }
-        entry.running = true;
-        entry.out = std::make_unique<OutputStream>(std::move(entry.process.stdout_pipe), STDOUT_FILENO, rank, false,
-                                                   sink);
-        entry.err = std::make_unique<OutputStream>(std::move(entry.process.stderr_pipe), STDERR_FILENO, rank, true,
-                                                   sink);
-        ranks_.push_back(std::move(entry));
     }
     spawned_maps_.push_back(std::move(map));
     host_.answer_spawn(event.id, PMIX_SUCCESS, nspace);

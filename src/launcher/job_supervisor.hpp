@@ -115,6 +115,7 @@ private:
         std::unique_ptr<OutputStream> err;
     };
 
+    bool start_rank(const SpawnRequest &request, Rank &entry, OutputStream::Sink sink, std::string &error);
     void end_job(int exit_status);
     void signal_running(int signo);
     void kill_all_groups();

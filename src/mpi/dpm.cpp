@@ -583,10 +583,13 @@ int accept_on(Port* port, uint64_t deadline, Socket* conn) {
   }
 }
 
-int check_intra(Comm* c, int root, MPI_Comm* newcomm, const char* fn) {
+// The arguments every rooted dynamic-process call shares: an
+// intracommunicator, a root within it, and somewhere to put the result
+// (`out_name` names that argument in the message).
+int check_rooted_call(Comm* c, int root, const MPI_Comm* out, const char* out_name, const char* fn) {
   if (c->inter) return raise(c, MPI_ERR_COMM, fn, "comm is an intercommunicator");
   if (root < 0 || root >= c->size()) return raise(c, MPI_ERR_ROOT, fn, "root out of range");
-  if (!newcomm) return raise(c, MPI_ERR_ARG, fn, "newcomm is NULL");
+  if (!out) return raise(c, MPI_ERR_ARG, fn, (std::string(out_name) + " is NULL").c_str());
   return MPI_SUCCESS;
 }
 
@@ -726,13 +729,6 @@ int read_app(const char* command, char** argv, int maxprocs, MPI_Info info, rte:
   return MPI_SUCCESS;
 }
 
-int check_spawn_args(Comm* c, int root, MPI_Comm* intercomm, const char* fn) {
-  if (c->inter) return raise(c, MPI_ERR_COMM, fn, "comm is an intercommunicator");
-  if (root < 0 || root >= c->size()) return raise(c, MPI_ERR_ROOT, fn, "root out of range");
-  if (!intercomm) return raise(c, MPI_ERR_ARG, fn, "intercomm is NULL");
-  return MPI_SUCCESS;
-}
-
 }  // namespace
 
 MPI_Comm dpm_parent() { return parent_comm; }
@@ -833,7 +829,7 @@ AXON_API(int, MPI_Comm_spawn, (const char* command, char* argv[], int maxprocs, 
                                MPI_Comm comm, MPI_Comm* intercomm, int array_of_errcodes[])) {
   const char* fn = "MPI_Comm_spawn";
   AXON_COMM_OR_RAISE(c, comm, fn);
-  if (int rc = check_spawn_args(c, root, intercomm, fn)) return rc;
+  if (int rc = check_rooted_call(c, root, intercomm, "intercomm", fn)) return rc;
   std::vector<rte::SpawnApp> apps;
   std::string why;
   int arg_error = MPI_SUCCESS;
@@ -851,7 +847,7 @@ AXON_API(int, MPI_Comm_spawn_multiple, (int count, char* array_of_commands[], ch
                                         MPI_Comm comm, MPI_Comm* intercomm, int array_of_errcodes[])) {
   const char* fn = "MPI_Comm_spawn_multiple";
   AXON_COMM_OR_RAISE(c, comm, fn);
-  if (int rc = check_spawn_args(c, root, intercomm, fn)) return rc;
+  if (int rc = check_rooted_call(c, root, intercomm, "intercomm", fn)) return rc;
   std::vector<rte::SpawnApp> apps;
   std::string why;
   int arg_error = MPI_SUCCESS;
@@ -934,7 +930,7 @@ AXON_API(int, MPI_Close_port, (const char* port_name)) {
 AXON_API(int, MPI_Comm_accept, (const char* port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm* newcomm)) {
   const char* fn = "MPI_Comm_accept";
   AXON_COMM_OR_RAISE(c, comm, fn);
-  if (int rc = check_intra(c, root, newcomm, fn)) return rc;
+  if (int rc = check_rooted_call(c, root, newcomm, "newcomm", fn)) return rc;
   Comm* out = nullptr;
   // Accept waits for a connection as long as it takes (MPI-4.1 11.3.2).
   int rc = dpm_accept(c->rank() == root ? port_name : nullptr, 0, root, c, &out);
@@ -948,7 +944,7 @@ AXON_API(int, MPI_Comm_accept, (const char* port_name, MPI_Info info, int root, 
 AXON_API(int, MPI_Comm_connect, (const char* port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm* newcomm)) {
   const char* fn = "MPI_Comm_connect";
   AXON_COMM_OR_RAISE(c, comm, fn);
-  if (int rc = check_intra(c, root, newcomm, fn)) return rc;
+  if (int rc = check_rooted_call(c, root, newcomm, "newcomm", fn)) return rc;
   if (c->rank() == root && info != MPI_INFO_NULL && !info_from_handle(info))
     return raise(c, MPI_ERR_INFO, fn, "invalid info");
   Comm* out = nullptr;
