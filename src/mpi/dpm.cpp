@@ -125,11 +125,12 @@ int wait_fd(int fd, short events, uint64_t deadline) {
   return result;
 }
 
-// MPI_SUCCESS, or MPI_ERR_PORT (closed, timed out, broken).
-int send_all(int fd, const void* data, size_t len, uint64_t deadline) {
-  const char* p = static_cast<const char*>(data);
+// Moves all `len` bytes at `p` through the socket, sending when `out`, else
+// receiving; while the socket would block, waits with MPI progress.
+// MPI_SUCCESS, or MPI_ERR_PORT (closed by the other side, timed out, broken).
+int move_all(int fd, char* p, size_t len, bool out, uint64_t deadline) {
   while (len > 0) {
-    ssize_t n = ::send(fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    ssize_t n = out ? ::send(fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL) : ::recv(fd, p, len, MSG_DONTWAIT);
     if (n > 0) {
       p += n;
       len -= static_cast<size_t>(n);
@@ -137,7 +138,7 @@ int send_all(int fd, const void* data, size_t len, uint64_t deadline) {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (wait_fd(fd, POLLOUT, deadline) != 1) return MPI_ERR_PORT;
+      if (wait_fd(fd, out ? POLLOUT : POLLIN, deadline) != 1) return MPI_ERR_PORT;
       continue;
     }
     return MPI_ERR_PORT;
@@ -145,23 +146,13 @@ int send_all(int fd, const void* data, size_t len, uint64_t deadline) {
   return MPI_SUCCESS;
 }
 
+int send_all(int fd, const void* data, size_t len, uint64_t deadline) {
+  // send() only reads the bytes; move_all takes one pointer type for both ways.
+  return move_all(fd, const_cast<char*>(static_cast<const char*>(data)), len, true, deadline);
+}
+
 int recv_all(int fd, void* data, size_t len, uint64_t deadline) {
-  char* p = static_cast<char*>(data);
-  while (len > 0) {
-    ssize_t n = ::recv(fd, p, len, MSG_DONTWAIT);
-    if (n > 0) {
-      p += n;
-      len -= static_cast<size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (wait_fd(fd, POLLIN, deadline) != 1) return MPI_ERR_PORT;
-      continue;
-    }
-    return MPI_ERR_PORT;  // closed by the other side, or broken
-  }
-  return MPI_SUCCESS;
+  return move_all(fd, static_cast<char*>(data), len, false, deadline);
 }
 
 // A message: 4-byte length, then the bytes.
