@@ -98,6 +98,8 @@ struct CmaQueue {
   std::vector<int> pending;  // targets listed (queue not empty, or an error to report)
 };
 
+void CmaQueueDelete::operator()(CmaQueue* q) const { delete q; }
+
 // Segment layout: Control header, PeerCtl[n], post counters[n*n], then the
 // region tables (dynamic windows) or the data (allocate flavors).
 struct Control {
@@ -295,8 +297,7 @@ void drop(Window* w) {
   rdma::release(w);  // the registration goes before the memory
   am::unregister_window(w);
   if (w->map) munmap(w->map, w->map_len);
-  delete w->cma;
-  delete w;
+  delete w;  // its CmaQueue with it
 }
 
 // Private memory: our own is read directly, the others' on this node through
@@ -312,7 +313,7 @@ void set_private_peers(Window* w, const std::vector<PeerInfo>& info) {
     p.base = p.path == Path::Am ? 0 : info[r].base;  // Am: displacements are offsets at the target
     p.size = info[r].bytes;
     p.disp_unit = static_cast<int>(info[r].disp_unit);
-    if (p.path == Path::Cma && !w->cma) w->cma = new CmaQueue;
+    if (p.path == Path::Cma && !w->cma) w->cma.reset(new CmaQueue);
   }
   if (w->cma) w->cma->targets.resize(w->size);
 }
@@ -433,7 +434,7 @@ void cma_issue(const Window* w, CmaQueue& q, int t) {
 // Issues the queue of `target` (-1: every target) and returns the first
 // error one of its batches had since the last call.
 int cma_drain(Window* w, int target) {
-  CmaQueue* q = w->cma;
+  CmaQueue* q = w->cma.get();
   if (!q) return MPI_SUCCESS;
   std::lock_guard<std::mutex> guard(q->mu);
   int rc = MPI_SUCCESS;
@@ -474,7 +475,7 @@ void cma_order(Window* w, int target) {
 // the queue.
 bool cma_enqueue(Window* w, int target, uint64_t at, size_t count, const Datatype& t, unsigned char* buf,
                  bool write) {
-  CmaQueue* q = w->cma;
+  CmaQueue* q = w->cma.get();
   const size_t bytes = t.size * count;
   if (!q || bytes > kCmaOpMax) return false;
   iovec runs[kCmaOpRuns];

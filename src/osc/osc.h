@@ -32,6 +32,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "datatype/datatype.h"
@@ -49,6 +50,10 @@ enum class Flavor : uint8_t { Create, Allocate, Shared, Dynamic };
 struct Control;  // the shared control segment's layout (osc.cpp)
 struct AmState;  // active-message state of a window (am.cpp)
 struct CmaQueue;  // CMA operations queued until the next synchronization (osc.cpp)
+// Frees a window's CmaQueue where its type is complete (osc.cpp).
+struct CmaQueueDelete {
+  void operator()(CmaQueue* q) const;
+};
 
 // How this rank reaches one target's memory.
 enum class Path : uint8_t {
@@ -114,7 +119,7 @@ struct Window {
   // Small Put / Get to Path::Cma targets wait here and go out as one
   // process_vm_writev / readv per target at the next synchronization (or
   // before an operation that must observe them); null without Cma peers.
-  CmaQueue* cma = nullptr;
+  std::unique_ptr<CmaQueue, CmaQueueDelete> cma;
 };
 
 // ---- creation and destruction (collective over ctx) ------------------------
