@@ -3,7 +3,9 @@
 // types and entry-point names are used, the library is dlopen'ed.
 #include "accel/accel.h"
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -18,6 +20,7 @@
 
 #include "base/log.h"
 #include "accel/params.h"
+#include "accel/driver.h"  // for the GPU kernels: driver_symbol, lock_stream, finalize_hook
 
 namespace axon::accel {
 
@@ -57,6 +60,7 @@ namespace {
   X(cuIpcOpenMemHandle)            \
   X(cuIpcCloseMemHandle)           \
   X(cuMemGetHandleForAddressRange) \
+  X(cuPointerSetAttribute)         \
   X(cuGetErrorString)
 
 struct Driver {
@@ -91,14 +95,33 @@ size_t cache_last = 0;  // last hit: checked first
 CUstream stream = nullptr;
 std::vector<CUevent> free_events;
 std::unordered_map<void*, bool> pinned_kind;  // buffer -> from cuMemAllocHost
+// Free pinned buffers by size class (a power of two): cuMemAllocHost costs
+// far more than a copy, so buffers are reused, and classes keep varying
+// message sizes from each allocating their own.
 std::multimap<size_t, void*> pinned_pool;
+constexpr size_t kPinnedMinClass = 4096;
+constexpr size_t kPinnedMaxClass = size_t{64} << 20;  // larger: plain malloc, not kept
+constexpr size_t kPinnedFreePerClass = 4;
+size_t pinned_class(size_t len) { return std::bit_ceil(std::max(len, kPinnedMinClass)); }
+// The bounce buffer of copy_to_host/copy_from_host (kBounceChunk bytes).
+void* bounce = nullptr;
+constexpr size_t kBounceChunk = size_t{1} << 20;
 
 struct Export {
   unsigned long long buffer_id;
   IpcHandle handle;
 };
 std::unordered_map<uintptr_t, Export> exports;  // by allocation base
-std::map<std::pair<int, std::array<uint8_t, 64>>, CUdeviceptr> opened;
+// Peer allocations mapped here. An open mapping keeps the peer's memory
+// allocated even after the peer frees it, so the least recently used are
+// closed beyond kMaxMappings (copies are synchronous: none is in use then).
+struct Mapping {
+  CUdeviceptr base;
+  uint64_t last_use;
+};
+std::map<std::pair<int, std::array<uint8_t, 64>>, Mapping> opened;
+uint64_t mapping_clock = 0;
+constexpr size_t kMaxMappings = 256;
 
 const char* error_name(CUresult rc) {
   const char* s = nullptr;
@@ -180,7 +203,23 @@ bool ensure_context() {
 bool ensure_stream() {
   if (stream) return true;
   if (!ensure_context()) return false;
-  return cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS;
+  // A blocking stream (not CU_STREAM_NON_BLOCKING): its copies start after
+  // work the application queued on the legacy default stream, e.g. the tail
+  // of a cudaMemcpy from pageable memory, which returns before its DMA ends.
+  return cu.cuStreamCreate(&stream, CU_STREAM_DEFAULT) == CUDA_SUCCESS;
+}
+
+// A copy complete on return. cuMemcpy is not enough: between two device
+// buffers it returns before the copy ends, and from pageable memory before
+// the data lands; a receiver that answers FIN early lets the sender reuse
+// a buffer that is still being read. So: the copy on accel's stream (which
+// also starts after the application's legacy-stream work), then a wait.
+// Caller holds `lock` with a current context.
+CUresult copy_and_wait(CUdeviceptr dst, CUdeviceptr src, size_t len) {
+  if (!ensure_stream()) return cu.cuMemcpy(dst, src, len);
+  CUresult rc = cu.cuMemcpyAsync(dst, src, len, stream);
+  if (rc != CUDA_SUCCESS) return rc;
+  return cu.cuStreamSynchronize(stream);
 }
 
 }  // namespace
@@ -245,7 +284,7 @@ int copy(void* dst, const void* src, size_t len) {
     log::error("accel: no CUDA context for a copy");
     return -1;
   }
-  CUresult rc = cu.cuMemcpy(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), len);
+  CUresult rc = copy_and_wait(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), len);
   if (rc != CUDA_SUCCESS) {
     log::error("accel: cuMemcpy of %zu bytes failed: %s", len, error_name(rc));
     return -1;
@@ -305,25 +344,101 @@ void event_wait(Event e) {
   free_events.push_back(static_cast<CUevent>(e));
 }
 
-void* pinned_alloc(size_t len) {
-  std::lock_guard<std::mutex> guard(lock);
-  if (auto it = pinned_pool.find(len); it != pinned_pool.end()) {
+namespace {
+// Caller holds `lock`.
+void* pinned_alloc_locked(size_t len) {
+  size_t cls = pinned_class(len);
+  if (cls > kPinnedMaxClass) return std::malloc(len);
+  if (auto it = pinned_pool.find(cls); it != pinned_pool.end()) {
     void* p = it->second;
     pinned_pool.erase(it);
     return p;
   }
   void* p = nullptr;
   bool pinned = detail::state.load(std::memory_order_acquire) == 2 && ensure_context() &&
-                cu.cuMemAllocHost(&p, len) == CUDA_SUCCESS;
-  if (!pinned) p = std::malloc(len);  // still correct, only slower copies
+                cu.cuMemAllocHost(&p, cls) == CUDA_SUCCESS;
+  if (!pinned) p = std::malloc(cls);  // still correct, only slower copies
   if (p) pinned_kind[p] = pinned;
   return p;
 }
 
+void release_pinned(void* p) {
+  if (pinned_kind[p]) cu.cuMemFreeHost(p);
+  else std::free(p);
+  pinned_kind.erase(p);
+}
+}  // namespace
+
+void* pinned_alloc(size_t len) {
+  std::lock_guard<std::mutex> guard(lock);
+  return pinned_alloc_locked(len);
+}
+
 void pinned_free(void* p, size_t len) {
   if (!p) return;
+  size_t cls = pinned_class(len);
+  if (cls > kPinnedMaxClass) return std::free(p);
   std::lock_guard<std::mutex> guard(lock);
-  pinned_pool.emplace(len, p);
+  if (pinned_pool.count(cls) >= kPinnedFreePerClass) return release_pinned(p);
+  pinned_pool.emplace(cls, p);
+}
+
+namespace {
+// Copies between device memory and ordinary host memory in kBounceChunk
+// pieces through the pinned bounce buffer. Caller holds `lock` with a
+// current context.
+int copy_bounced(void* dst, const void* src, size_t len, bool to_device) {
+  if (!bounce && !(bounce = pinned_alloc_locked(kBounceChunk))) return -1;
+  auto* d = static_cast<uint8_t*>(dst);
+  auto* s = static_cast<const uint8_t*>(src);
+  for (size_t done = 0; done < len;) {
+    size_t n = std::min(kBounceChunk, len - done);
+    CUresult rc;
+    if (to_device) {
+      std::memcpy(bounce, s + done, n);
+      rc = copy_and_wait(reinterpret_cast<CUdeviceptr>(d + done), reinterpret_cast<CUdeviceptr>(bounce), n);
+    } else {
+      rc = copy_and_wait(reinterpret_cast<CUdeviceptr>(bounce), reinterpret_cast<CUdeviceptr>(s + done), n);
+      if (rc == CUDA_SUCCESS) std::memcpy(d + done, bounce, n);
+    }
+    if (rc != CUDA_SUCCESS) {
+      log::error("accel: copy of %zu bytes through the pinned bounce buffer failed: %s", n, error_name(rc));
+      return -1;
+    }
+    done += n;
+  }
+  return 0;
+}
+
+int copy_with_host(void* dst, const void* src, size_t len, bool to_device) {
+  if (len == 0) return 0;
+  if (!started_on()) {
+    std::memcpy(dst, src, len);
+    return 0;
+  }
+  std::lock_guard<std::mutex> guard(lock);
+  if (!ensure_context()) {
+    log::error("accel: no CUDA context for a copy");
+    return -1;
+  }
+  const void* host = to_device ? src : dst;
+  bool host_pinned = pinned_kind.count(const_cast<void*>(host)) && pinned_kind[const_cast<void*>(host)];
+  if (!host_pinned && len <= static_cast<size_t>(bounce_param.get())) return copy_bounced(dst, src, len, to_device);
+  CUresult rc = copy_and_wait(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), len);
+  if (rc != CUDA_SUCCESS) {
+    log::error("accel: cuMemcpy of %zu bytes failed: %s", len, error_name(rc));
+    return -1;
+  }
+  return 0;
+}
+}  // namespace
+
+int copy_from_host(void* device_dst, const void* host_src, size_t len) {
+  return copy_with_host(device_dst, host_src, len, true);
+}
+
+int copy_to_host(void* host_dst, const void* device_src, size_t len) {
+  return copy_with_host(host_dst, device_src, len, false);
 }
 
 bool ipc_enabled() { return ipc_param.get() && cu.cuIpcGetMemHandle && cu.cuIpcOpenMemHandle; }
@@ -349,6 +464,16 @@ bool ipc_export(const void* p, IpcHandle* h) {
       log::debug(2, "accel: no IPC handle for %p: %s", p, error_name(rc));
       return false;
     }
+    // Another process will read this allocation with its own copies, which
+    // are not ordered after this process's work on the legacy stream. Make
+    // synchronous copies into the allocation wait for their DMA from now on
+    // (a cudaMemcpy from pageable memory otherwise returns early), and let
+    // anything already queued finish once.
+    if (cu.cuPointerSetAttribute) {
+      unsigned one = 1;
+      cu.cuPointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, base);
+    }
+    cu.cuStreamSynchronize(CU_STREAM_LEGACY);
     Export e{buffer_id, {}};
     static_assert(sizeof mh == sizeof e.handle.bytes);
     std::memcpy(e.handle.bytes, &mh, sizeof mh);
@@ -368,6 +493,13 @@ void* ipc_open(int peer_world, const IpcHandle& h) {
   auto it = opened.find(key);
   if (it == opened.end()) {
     if (!ensure_context()) return nullptr;
+    if (opened.size() >= kMaxMappings) {
+      auto oldest = std::min_element(opened.begin(), opened.end(), [](const auto& a, const auto& b) {
+        return a.second.last_use < b.second.last_use;
+      });
+      if (cu.cuIpcCloseMemHandle) cu.cuIpcCloseMemHandle(oldest->second.base);
+      opened.erase(oldest);
+    }
     CUipcMemHandle mh;
     std::memcpy(&mh, h.bytes, sizeof mh);
     CUdeviceptr base = 0;
@@ -376,9 +508,10 @@ void* ipc_open(int peer_world, const IpcHandle& h) {
       log::debug(1, "accel: cannot open the IPC handle of rank %d: %s", peer_world, error_name(rc));
       return nullptr;
     }
-    it = opened.emplace(key, base).first;
+    it = opened.emplace(key, Mapping{base, 0}).first;
   }
-  return reinterpret_cast<void*>(it->second + h.offset);
+  it->second.last_use = ++mapping_clock;
+  return reinterpret_cast<void*>(it->second.base + h.offset);
 }
 
 int dmabuf_fd(const void* p, size_t len, uint64_t* offset) {
@@ -406,16 +539,16 @@ size_t staging_chunk() {
 
 void finalize() {
   if (detail::state.load(std::memory_order_acquire) != 2) return;
+  if (detail::finalize_hook) detail::finalize_hook();  // the GPU kernels; takes the lock itself
   std::lock_guard<std::mutex> guard(lock);
   if (cu.cuIpcCloseMemHandle)
-    for (auto& [key, base] : opened) cu.cuIpcCloseMemHandle(base);
+    for (auto& [key, mapping] : opened) cu.cuIpcCloseMemHandle(mapping.base);
   opened.clear();
   exports.clear();
-  for (auto& [len, p] : pinned_pool) {
-    if (pinned_kind[p]) cu.cuMemFreeHost(p);
-    else std::free(p);
-  }
+  for (auto& [len, p] : pinned_pool) release_pinned(p);
   pinned_pool.clear();
+  if (bounce) release_pinned(bounce);
+  bounce = nullptr;
   pinned_kind.clear();
   if (stream) cu.cuStreamSynchronize(stream);
   for (CUevent e : free_events) cu.cuEventDestroy(e);
@@ -424,5 +557,37 @@ void finalize() {
   stream = nullptr;
   cache = {};
 }
+
+// ---- for the GPU kernels (driver.h, kernels.cpp) ---------------------------
+namespace detail {
+
+void (*finalize_hook)() = nullptr;
+
+void* driver_symbol(const char* name) {
+  if (!started_on()) return nullptr;
+  // The library start() opened (RTLD_NOLOAD: no second load); the extra
+  // reference is dropped at once, the driver stays loaded for good.
+  void* lib = dlopen(library_param.get().c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (!lib) return nullptr;
+  void* sym = dlsym(lib, name);
+  dlclose(lib);
+  return sym;
+}
+
+std::unique_lock<std::mutex> lock_stream(CUstream* s, CUcontext* context) {
+  std::unique_lock<std::mutex> guard(lock, std::defer_lock);
+  *s = nullptr;
+  *context = nullptr;
+  if (!started_on()) return guard;
+  guard.lock();
+  if (!ensure_stream() || cu.cuCtxGetCurrent(context) != CUDA_SUCCESS || !*context) {
+    guard.unlock();
+    return guard;
+  }
+  *s = stream;
+  return guard;
+}
+
+}  // namespace detail
 
 }  // namespace axon::accel

@@ -55,6 +55,14 @@ const char* why_off();
 // Returns 0 or -1 (the driver's error is logged).
 int copy(void* dst, const void* src, size_t len);
 
+// Between device memory and ordinary (pageable) host memory: up to
+// AXON_ACCEL_BOUNCE_LIMIT through a pinned bounce buffer (a memcpy on the
+// host side), because the driver's pageable path can cost tens of
+// microseconds per call. Copies from and to pinned_alloc() buffers go
+// straight to the driver. Returns 0 or -1.
+int copy_from_host(void* device_dst, const void* host_src, size_t len);
+int copy_to_host(void* host_dst, const void* device_src, size_t len);
+
 // ---- asynchronous copies for pipelines ---------------------------------------
 // An Event marks the end of one asynchronous copy on accel's own stream.
 using Event = void*;
@@ -67,7 +75,8 @@ bool event_done(Event e);
 void event_wait(Event e);
 
 // Page-locked host memory for staging (cuMemAllocHost; plain malloc when the
-// driver refuses). Buffers of one size are kept in a pool.
+// driver refuses, or above 64 MiB). Freed buffers are kept in a pool by
+// power-of-two size class; pinned_free takes the length given to alloc.
 void* pinned_alloc(size_t len);
 void pinned_free(void* p, size_t len);
 

@@ -14,6 +14,8 @@ int copy(void* dst, const void* src, size_t len) {
   if (len) std::memcpy(dst, src, len);
   return 0;
 }
+int copy_from_host(void* dst, const void* src, size_t len) { return copy(dst, src, len); }
+int copy_to_host(void* dst, const void* src, size_t len) { return copy(dst, src, len); }
 int copy_async(void* dst, const void* src, size_t len, Event* done) {
   *done = nullptr;
   return copy(dst, src, len);

@@ -69,6 +69,20 @@ Span recv_span(const coll::Args& a, int peers) {
   return s;
 }
 
+// Whether the call writes every byte of the receive span on every rank, so
+// the span need not be copied up first (contiguous types only: a copy
+// keeps the holes of others).
+bool writes_whole_recv(const coll::Args& a) {
+  if (a.in_place || !a.recvtype || !a.recvtype->contiguous) return false;
+  switch (a.kind) {
+    case Kind::allreduce: case Kind::allgather: case Kind::alltoall: case Kind::reduce_scatter_block:
+    case Kind::scan:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 bool collective_on_device(const coll::Args& a) { return on_device(a.sendbuf) || on_device(a.recvbuf); }
@@ -81,7 +95,7 @@ CollStaging::~CollStaging() {
 int CollStaging::finish() {
   if (finished_) return MPI_SUCCESS;
   finished_ = true;
-  if (recv_len_ && copy(recv_device_, recv_host_, recv_len_) != 0) return MPI_ERR_OTHER;
+  if (recv_len_ && copy_from_host(recv_device_, recv_host_, recv_len_) != 0) return MPI_ERR_OTHER;
   return MPI_SUCCESS;
 }
 
@@ -93,7 +107,7 @@ int stage_collective(coll::Args* a, int peers, std::unique_ptr<CollStaging>* out
     st->send_host_ = std::malloc(n ? n : 1);
     if (!st->send_host_) return MPI_ERR_NO_MEM;
     const auto* dev = static_cast<const uint8_t*>(a->sendbuf) + s.lo;
-    if (copy(st->send_host_, dev, n) != 0) return MPI_ERR_OTHER;
+    if (copy_to_host(st->send_host_, dev, n) != 0) return MPI_ERR_OTHER;
     a->sendbuf = static_cast<uint8_t*>(st->send_host_) - s.lo;
   }
   if (a->recvbuf && on_device(a->recvbuf)) {
@@ -103,7 +117,7 @@ int stage_collective(coll::Args* a, int peers, std::unique_ptr<CollStaging>* out
     if (!st->recv_host_) return MPI_ERR_NO_MEM;
     st->recv_device_ = static_cast<uint8_t*>(a->recvbuf) + s.lo;
     st->recv_len_ = n;
-    if (copy(st->recv_host_, st->recv_device_, n) != 0) return MPI_ERR_OTHER;
+    if (!writes_whole_recv(*a) && copy_to_host(st->recv_host_, st->recv_device_, n) != 0) return MPI_ERR_OTHER;
     a->recvbuf = static_cast<uint8_t*>(st->recv_host_) - s.lo;
   }
   *out = std::move(st);

@@ -18,5 +18,8 @@ SizeParam eager_param{"AXON_ACCEL_EAGER_LIMIT", 8192,
 SizeParam chunk_param{"AXON_ACCEL_STAGING_CHUNK", 256 * 1024,
                       "Chunk of the pipelined copy between device memory and pinned host memory when a "
                       "device message is staged"};
+SizeParam bounce_param{"AXON_ACCEL_BOUNCE_LIMIT", 1024 * 1024,
+                       "Copies between device memory and ordinary (pageable) host memory up to this size go "
+                       "through a pinned bounce buffer instead of the driver's pageable path"};
 
 }  // namespace axon::accel

@@ -10,4 +10,5 @@ extern StringParam library_param;
 extern BoolParam ipc_param;
 extern SizeParam eager_param;
 extern SizeParam chunk_param;
+extern SizeParam bounce_param;
 }  // namespace axon::accel

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "accel/coll_staging.h"
+#include "accel/kernels.h"
 #include "coll/coll.h"
 #include "mpi/api.h"
 #include "mpi/communicator.h"
@@ -979,7 +980,10 @@ int reduce_local(const void* inbuf, void* inoutbuf, MPI_Count count, MPI_Datatyp
   if (rc == MPI_SUCCESS) rc = check_buffer(inoutbuf, count, type);
   if (rc == MPI_SUCCESS) rc = check_op(op, type, &o);
   if (rc != MPI_SUCCESS) return raise_self(rc, fn);
-  rc = op_apply(*o, inbuf, inoutbuf, static_cast<size_t>(count), *type);
+  // GPU buffers: a GPU kernel, or host copies (src/accel/kernels.h).
+  rc = accel::on_device(inbuf) || accel::on_device(inoutbuf)
+           ? accel::device_op_apply(*o, inbuf, inoutbuf, static_cast<size_t>(count), *type)
+           : op_apply(*o, inbuf, inoutbuf, static_cast<size_t>(count), *type);
   return rc == MPI_SUCCESS ? rc : raise_self(rc, fn);
 }
 }  // namespace

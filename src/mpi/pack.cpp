@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "accel/kernels.h"
 #include "mpi/api.h"
 
 using namespace axon;
@@ -30,7 +31,12 @@ int pack(const char* fn, Comm* c, const void* inbuf, MPI_Count incount, MPI_Data
   if (static_cast<size_t>(*position) + bytes > static_cast<size_t>(outsize))
     return raise(c, MPI_ERR_TRUNCATE, fn, "the output buffer is too small");
   if (bytes && !outbuf) return raise(c, MPI_ERR_BUFFER, fn, "outbuf is NULL");
-  if (bytes) pack_items(*t, inbuf, static_cast<size_t>(incount), static_cast<char*>(outbuf) + *position);
+  if (bytes && (accel::on_device(inbuf) || accel::on_device(outbuf))) {
+    // GPU buffers: a GPU kernel, or host copies (src/accel/kernels.h).
+    AXON_TRY(c, fn, accel::device_pack(*t, inbuf, static_cast<size_t>(incount), static_cast<char*>(outbuf) + *position));
+  } else if (bytes) {
+    pack_items(*t, inbuf, static_cast<size_t>(incount), static_cast<char*>(outbuf) + *position);
+  }
   *position += static_cast<P>(bytes);
   return MPI_SUCCESS;
 }
@@ -46,7 +52,11 @@ int unpack(const char* fn, Comm* c, const void* inbuf, MPI_Count insize, P* posi
   if (static_cast<size_t>(*position) + bytes > static_cast<size_t>(insize))
     return raise(c, MPI_ERR_TRUNCATE, fn, "the input buffer holds less data than requested");
   if (bytes && !inbuf) return raise(c, MPI_ERR_BUFFER, fn, "inbuf is NULL");
-  if (bytes) unpack_items(*t, static_cast<const char*>(inbuf) + *position, static_cast<size_t>(outcount), outbuf);
+  if (bytes && (accel::on_device(inbuf) || accel::on_device(outbuf))) {
+    AXON_TRY(c, fn, accel::device_unpack(*t, static_cast<const char*>(inbuf) + *position, static_cast<size_t>(outcount), outbuf));
+  } else if (bytes) {
+    unpack_items(*t, static_cast<const char*>(inbuf) + *position, static_cast<size_t>(outcount), outbuf);
+  }
   *position += static_cast<P>(bytes);
   return MPI_SUCCESS;
 }

@@ -4,7 +4,9 @@
 // (what it can reach):
 //  eager     up to device_eager_limit(): one synchronous copy of the device
 //            data into the request's staging buffer, then the host eager path.
-//  IPC       larger messages between ranks of one node: the RTS carries a
+//            Not between ranks that IPC connects: there one device-to-device
+//            copy beats a copy down plus a copy up at every size.
+//  IPC       messages between ranks of one node: the RTS carries a
 //            CUDA IPC handle of the sender's allocation; the receiver maps it
 //            (once per allocation, accel caches the mapping), copies device to
 //            device (or to its host buffer) and answers FIN.
@@ -106,7 +108,7 @@ int device_stage(Request* r, bool send) {
   s->shadow = static_cast<uint8_t*>(std::malloc(s->span ? s->span : 1));
   if (!s->shadow) return MPI_ERR_NO_MEM;
   // A receive copies the span in too: the holes between items keep their bytes.
-  if (accel::copy(s->shadow, s->span_device, s->span) != 0) return MPI_ERR_OTHER;
+  if (accel::copy_to_host(s->shadow, s->span_device, s->span) != 0) return MPI_ERR_OTHER;
   s->copy_back = !send;
   r->buffer = s->shadow - lo;
   r->device = 0;
@@ -118,7 +120,7 @@ void device_complete(Request* r) {
   auto* s = static_cast<DeviceState*>(r->device_state);
   free_pipeline(s);
   if (s->shadow) {
-    if (s->copy_back && !r->cancelled && accel::copy(s->span_device, s->shadow, s->span) != 0 &&
+    if (s->copy_back && !r->cancelled && accel::copy_from_host(s->span_device, s->shadow, s->span) != 0 &&
         r->error == MPI_SUCCESS)
       r->error = MPI_ERR_OTHER;
     std::free(s->shadow);
@@ -128,7 +130,12 @@ void device_complete(Request* r) {
   r->device_state = nullptr;
 }
 
-size_t device_eager_limit(const btl::Transport* t) {
+size_t device_eager_limit(const Request* r, const btl::Transport* t) {
+  // The receiver can address the buffer (this process, or CUDA IPC over sm):
+  // the RTS path moves it with one copy whatever its size.
+  if ((r->device & kDeviceIpc) &&
+      (r->dest_world == rte::job().rank || (std::string_view(t->name()) == "sm" && accel::ipc_enabled())))
+    return 0;
   return std::min(t->caps().eager_limit, accel::eager_limit());
 }
 
@@ -136,7 +143,7 @@ int device_stage_eager(Request* r) {
   if (r->staging || r->length == 0) return kOk;
   r->staging = static_cast<uint8_t*>(std::malloc(r->length));
   if (!r->staging) return kNoMemory;
-  if (accel::copy(r->staging, r->buffer, r->length) != 0) return kInternal;
+  if (accel::copy_to_host(r->staging, r->buffer, r->length) != 0) return kInternal;
   device_eager.add();
   return kOk;
 }
@@ -225,7 +232,7 @@ void device_frag(Request* r, uint64_t offset, const uint8_t* data, size_t len) {
     s->recv_begin = offset;
   }
   if (len > s->chunk_size) {  // a fragment larger than a chunk: straight to the device
-    if (accel::copy(static_cast<uint8_t*>(r->buffer) + offset, data, len) != 0) r->error = MPI_ERR_OTHER;
+    if (accel::copy_from_host(static_cast<uint8_t*>(r->buffer) + offset, data, len) != 0) r->error = MPI_ERR_OTHER;
     s->recv_begin = offset + len;
     return;
   }

@@ -93,7 +93,7 @@ int device_stage(Request* r, bool send);
 // At completion (request_complete): copy a receive's shadow back, free buffers.
 void device_complete(Request* r);
 // Largest device message sent eager (one synchronous copy) over `t`.
-size_t device_eager_limit(const btl::Transport* t);
+size_t device_eager_limit(const Request* r, const btl::Transport* t);
 // Sender: copies the device data into r->staging for an eager send.
 int device_stage_eager(Request* r);
 // Sender: announces a large device message (kAmRtsDevice), with an IPC handle

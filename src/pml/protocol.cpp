@@ -93,7 +93,7 @@ int try_first_message(Request* r) {
   if (r->device) {
     // GPU memory: large messages are announced with the device RTS; small
     // ones are copied to the host once and go eager below.
-    if (r->length > device_eager_limit(t)) {
+    if (r->length > device_eager_limit(r, t)) {
       rc = device_send_rts(r, t, h);
       if (rc == kOk) {
         r->state = kSendWaitFin;
@@ -261,7 +261,7 @@ void deliver(Request* r, Message& m, const void* payload, size_t payload_len) {
     n = std::min(n, payload_len);
     if (n && non_contiguous(r) && !r->staging) unpack_bytes(*r->type, payload, n, r->buffer);
     else if (n && r->device) {
-      if (accel::copy(r->buffer, payload, n) != 0) r->error = MPI_ERR_OTHER;
+      if (accel::copy_from_host(r->buffer, payload, n) != 0) r->error = MPI_ERR_OTHER;
     } else if (n) std::memcpy(recv_data(r), payload, n);
     r->bytes = n;
     if (m.synchronous) send_reply(m.source_world, kAmSyncAck, m.sender_request, 0);
@@ -278,7 +278,9 @@ void deliver(Request* r, Message& m, const void* payload, size_t payload_len) {
         r->staging = static_cast<uint8_t*>(malloc(n));
         if (!r->staging) r->error = MPI_ERR_NO_MEM;
       }
-      if (n && r->error == MPI_SUCCESS && accel::copy(recv_data(r), src, n) != 0) r->error = MPI_ERR_OTHER;
+      if (n && r->error == MPI_SUCCESS &&
+          (r->device ? accel::copy(recv_data(r), src, n) : accel::copy_to_host(recv_data(r), src, n)) != 0)
+        r->error = MPI_ERR_OTHER;
       r->bytes = n;
       send_reply(m.source_world, kAmFin, m.sender_request, 0);
       finish_recv(r);
@@ -289,7 +291,7 @@ void deliver(Request* r, Message& m, const void* payload, size_t payload_len) {
     uint8_t* bounce = n ? static_cast<uint8_t*>(malloc(n)) : nullptr;
     if (n && !bounce) r->error = MPI_ERR_NO_MEM;
     if (n && r->error == MPI_SUCCESS && (t->get(m.source_world, bounce, m.address, m.key, n) != kOk ||
-                                         accel::copy(r->buffer, bounce, n) != 0))
+                                         accel::copy_from_host(r->buffer, bounce, n) != 0))
       r->error = MPI_ERR_OTHER;
     free(bounce);
     r->bytes = n;

@@ -16,6 +16,16 @@
  * fake). Copies are memcpy; events report "not ready" on
  * their first query so pipelines really wait for them.
  *
+ * Like the real driver, a synchronous copy from pageable host memory to
+ * device memory returns before its data lands (the real one returns once
+ * the source is in its DMA staging area): the fake keeps the data aside and
+ * writes it when the legacy stream moves on (the next synchronous copy, a
+ * copy on a blocking stream, cuStreamSynchronize of the legacy or a blocking
+ * stream, cuCtxSynchronize, cuMemFree). Until then the device memory holds
+ * the old bytes for copies on non-blocking streams and for other processes
+ * reading it through IPC, as on a GPU. CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on an
+ * allocation makes such copies into it complete before they return.
+ *
  * FAKE_CUDA_DEVICES=0 makes the fake report no device (cuInit fails like a
  * driver without GPU). */
 #define _GNU_SOURCE
@@ -42,14 +52,24 @@ struct alloc {
     size_t size;
     int fd;
     int kind;
+    int sync_memops;
     unsigned long long id;
     struct alloc *next;
+};
+
+/* Pageable-to-device copies not yet written (in issue order). */
+struct pending_write {
+    uintptr_t to;  /* read-write view */
+    size_t n;
+    struct pending_write *next;
+    unsigned char data[];
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct alloc *allocs;
 static unsigned long long next_id = 1;
 static struct fake_cuda_stats stats;
+static struct pending_write *pending_head, **pending_tail = &pending_head;
 static int initialized;
 static int primary_active;
 static __thread CUcontext current;
@@ -84,6 +104,25 @@ static struct alloc *add_locked(uintptr_t base, uintptr_t shadow, size_t size, i
     allocs = a;
     stats.live_allocations++;
     return a;
+}
+
+/* The legacy stream moved on: deferred writes land. */
+static void flush_pending_locked(void)
+{
+    while (pending_head) {
+        struct pending_write *w = pending_head;
+        pending_head = w->next;
+        memcpy((void *)w->to, w->data, w->n);
+        free(w);
+    }
+    pending_tail = &pending_head;
+}
+
+static void flush_pending(void)
+{
+    pthread_mutex_lock(&mu);
+    flush_pending_locked();
+    pthread_mutex_unlock(&mu);
 }
 
 static void remove_locked(struct alloc *gone)
@@ -202,6 +241,7 @@ EXPORT CUresult cuMemAllocManaged(CUdeviceptr *p, size_t size, unsigned flags)
 EXPORT CUresult cuMemFree(CUdeviceptr p)
 {
     pthread_mutex_lock(&mu);
+    flush_pending_locked();
     struct alloc *a = find_locked((uintptr_t)p);
     if (!a || a->base != (uintptr_t)p || (a->kind != K_DEVICE && a->kind != K_MANAGED)) {
         pthread_mutex_unlock(&mu);
@@ -295,32 +335,71 @@ static void *cpu_view_locked(uintptr_t p, int *is_device)
     return a ? (void *)(a->shadow + (p - a->base)) : (void *)p;
 }
 
-static CUresult do_copy(CUdeviceptr dst, CUdeviceptr src, size_t n, int async)
+/* What a stream handle is: NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD
+ * are pseudo-handles; others come from cuStreamCreate. */
+struct fake_stream { unsigned flags; };
+static int blocking_stream(CUstream s)
+{
+    if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) return 1;
+    return !(((struct fake_stream *)s)->flags & CU_STREAM_NON_BLOCKING);
+}
+
+/* async: 0 for the synchronous (legacy stream) copies, else the stream. */
+static CUresult do_copy(CUdeviceptr dst, CUdeviceptr src, size_t n, int async, CUstream stream)
 {
     if (!current) return CUDA_ERROR_INVALID_CONTEXT;
     pthread_mutex_lock(&mu);
+    /* Work on the legacy stream, or on a blocking stream, starts after what
+     * the legacy stream holds; a non-blocking stream does not wait. */
+    if (!async || blocking_stream(stream)) flush_pending_locked();
     int d, s;
     void *to = cpu_view_locked((uintptr_t)dst, &d);
     const void *from = cpu_view_locked((uintptr_t)src, &s);
+    struct alloc *source = find_locked((uintptr_t)src);
+    struct alloc *target = find_locked((uintptr_t)dst);
     if (d && s) { stats.copies_dtod++; stats.bytes_dtod += n; }
     else if (d) stats.copies_htod++;
     else if (s) stats.copies_dtoh++;
     else stats.copies_htoh++;
     if (async) stats.async_copies++;
+    if (!async && d && !source && target->kind == K_DEVICE && !target->sync_memops && n > 0) {
+        /* Pageable source: the call returns before the data lands. */
+        struct pending_write *w = malloc(sizeof *w + n);
+        w->to = (uintptr_t)to;
+        w->n = n;
+        w->next = NULL;
+        memcpy(w->data, from, n);
+        *pending_tail = w;
+        pending_tail = &w->next;
+        stats.deferred_copies++;
+        pthread_mutex_unlock(&mu);
+        return CUDA_SUCCESS;
+    }
     pthread_mutex_unlock(&mu);
     memmove(to, from, n);
     return CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n) { return do_copy(dst, src, n, 0); }
-EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) { (void)s; return do_copy(dst, src, n, 1); }
-EXPORT CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t n) { return do_copy(dst, (CUdeviceptr)(uintptr_t)src, n, 0); }
-EXPORT CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n) { return do_copy((CUdeviceptr)(uintptr_t)dst, src, n, 0); }
-EXPORT CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n) { return do_copy(dst, src, n, 0); }
+EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n) { return do_copy(dst, src, n, 0, NULL); }
+EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) { return do_copy(dst, src, n, 1, s); }
+EXPORT CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t n) { return do_copy(dst, (CUdeviceptr)(uintptr_t)src, n, 0, NULL); }
+EXPORT CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n) { return do_copy((CUdeviceptr)(uintptr_t)dst, src, n, 0, NULL); }
+EXPORT CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n) { return do_copy(dst, src, n, 0, NULL); }
+EXPORT CUresult cuCtxSynchronize(void) { flush_pending(); return CUDA_SUCCESS; }
+EXPORT CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attr, CUdeviceptr p)
+{
+    if (attr != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&mu);
+    struct alloc *a = find_locked((uintptr_t)p);
+    if (a && a->kind == K_DEVICE) a->sync_memops = *(const unsigned *)value != 0;
+    pthread_mutex_unlock(&mu);
+    return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
 EXPORT CUresult cuMemsetD8(CUdeviceptr dst, unsigned char v, size_t n)
 {
     int d;
     pthread_mutex_lock(&mu);
+    flush_pending_locked();
     void *to = cpu_view_locked((uintptr_t)dst, &d);
     pthread_mutex_unlock(&mu);
     memset(to, v, n);
@@ -333,13 +412,18 @@ struct fake_event { int queries_left; };
 
 EXPORT CUresult cuStreamCreate(CUstream *s, unsigned flags)
 {
-    (void)flags;
     if (!current) return CUDA_ERROR_INVALID_CONTEXT;
-    *s = (CUstream)malloc(8);
+    struct fake_stream *fs = malloc(sizeof *fs);
+    fs->flags = flags;
+    *s = (CUstream)fs;
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuStreamDestroy(CUstream s) { free(s); return CUDA_SUCCESS; }
-EXPORT CUresult cuStreamSynchronize(CUstream s) { (void)s; return CUDA_SUCCESS; }
+EXPORT CUresult cuStreamSynchronize(CUstream s)
+{
+    if (blocking_stream(s)) flush_pending();
+    return CUDA_SUCCESS;
+}
 EXPORT CUresult cuEventCreate(CUevent *e, unsigned flags)
 {
     (void)flags;
@@ -347,7 +431,15 @@ EXPORT CUresult cuEventCreate(CUevent *e, unsigned flags)
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuEventDestroy(CUevent e) { free(e); return CUDA_SUCCESS; }
-EXPORT CUresult cuEventRecord(CUevent e, CUstream s) { (void)s; ((struct fake_event *)e)->queries_left = 1; return CUDA_SUCCESS; }
+EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
+{
+    (void)s;
+    ((struct fake_event *)e)->queries_left = 1;
+    pthread_mutex_lock(&mu);
+    stats.event_records++;
+    pthread_mutex_unlock(&mu);
+    return CUDA_SUCCESS;
+}
 EXPORT CUresult cuEventQuery(CUevent e)
 {
     struct fake_event *fe = (struct fake_event *)e;

@@ -12,6 +12,8 @@ struct fake_cuda_stats {
     unsigned long ipc_exports, ipc_opens, ipc_closes;
     unsigned long pinned_allocs;
     unsigned long live_allocations;
+    unsigned long deferred_copies;
+    unsigned long event_records;    /* cuEventRecord: what the staging pipeline waits on */  /* pageable-to-device copies that returned before landing */
 };
 
 #endif

@@ -1,0 +1,86 @@
+// GPU kernels for device buffers (docs/cuda.md, "GPU kernels"): datatype
+// pack/unpack and the predefined reductions, run by the GPU on device
+// memory, plus the MPI-level helpers that use them and fall back to host
+// copies when they cannot.
+//
+// The kernels (kernels.cu) are compiled by nvcc at build time into a fatbin
+// embedded in libmpi (configure --with-nvcc, AXON_HAVE_CUDA_KERNELS) and
+// loaded with cuModuleLoadData through the dlopen'ed driver the first time
+// one is needed. Every call is synchronous: the GPU finished when it
+// returns. Without kernels (no nvcc at build time, no driver, a GPU whose
+// architecture the fatbin lacks, AXON_ACCEL_KERNELS=0) available() is false
+// and the callers stage through host memory.
+#pragma once
+
+#include <cstddef>
+
+#include "accel/accel.h"
+#include "axon_config.h"
+#include "base/counter.h"
+#include "base/param.h"
+#include "datatype/datatype.h"
+#include "op/op.h"
+
+namespace axon::accel {
+
+// AXON_ACCEL_KERNELS and the MPI_T counters (kernels_params.cpp: declared in
+// every build so that axon_info lists the same set).
+extern BoolParam kernels_param;
+extern Counter gpu_packs;         // pack/unpack done by a GPU kernel
+extern Counter gpu_reductions;    // reductions done by a GPU kernel
+extern Counter host_staged_ops;   // device pack/unpack/reductions done on host copies
+
+namespace kernels {
+
+#if AXON_HAVE_CUDA
+// Whether the kernels are usable in the calling thread's CUDA context
+// (loads them on the first call).
+bool available();
+
+// Return codes of the calls below: 0 done, 1 not supported here (nothing
+// was touched: the caller stages through the host), -1 the GPU failed
+// (logged; the caller reports MPI_ERR_OTHER).
+//
+// `count` items of `t` at `user` (device memory) <-> the dense packed stream
+// at `packed` (device memory, t.size * count bytes). Unpack writes only the
+// bytes the type covers: holes keep their contents.
+int pack(void* packed, const void* user, std::size_t count, const Datatype& t);
+int unpack(void* user, const void* packed, std::size_t count, const Datatype& t);
+
+// inout[i] = in[i] op inout[i] (op_apply's semantics, bit for bit) for a
+// predefined arithmetic op on device memory; the caller checked that the op
+// is defined for the type.
+int reduce(const Op& op, const void* in, void* inout, std::size_t count, const Datatype& t);
+
+// Device memory for packed data (e.g. the PML packing a non-contiguous
+// device buffer into a contiguous one before sending it): nullptr when the
+// kernels are not available or the GPU is out of memory.
+void* scratch_alloc(std::size_t bytes);
+void scratch_free(void* p);
+
+// Frees the cached layouts and unloads the module (from accel::finalize).
+void finalize();
+#else
+inline void* scratch_alloc(std::size_t) { return nullptr; }
+inline void scratch_free(void*) {}
+inline bool available() { return false; }
+inline int pack(void*, const void*, std::size_t, const Datatype&) { return 1; }
+inline int unpack(void*, const void*, std::size_t, const Datatype&) { return 1; }
+inline int reduce(const Op&, const void*, void*, std::size_t, const Datatype&) { return 1; }
+inline void finalize() {}
+#endif
+
+}  // namespace kernels
+
+// ---- MPI-level operations on buffers of which one is (or may be) GPU memory.
+// Each runs on the GPU when every buffer is device memory and a kernel
+// applies, else on host copies of the spans involved (device data copied
+// in, results copied back, holes untouched). They return an MPI error class.
+
+// op_apply(op, in, inout, count, t) (MPI_Reduce_local).
+int device_op_apply(const Op& op, const void* in, void* inout, std::size_t count, const Datatype& t);
+// pack_items / unpack_items (MPI_Pack / MPI_Unpack).
+int device_pack(const Datatype& t, const void* user, std::size_t count, void* packed);
+int device_unpack(const Datatype& t, const void* packed, std::size_t count, void* user);
+
+}  // namespace axon::accel
