@@ -82,7 +82,8 @@ pml::Request* new_request(Schedule* s, bool persistent) {
 // microsecond. Not taken when an algorithm is forced.
 constexpr size_t kDirectLimit = 2048;
 
-bool direct(CommState* st, const Args& a, int* rc) {
+// `forced`: the caller's choice was forced by AXON_COLL_<NAME>_ALGORITHM.
+bool direct(CommState* st, const Args& a, bool forced, int* rc) {
   if (st->inter()) return false;
   switch (a.kind) {
     case Kind::barrier:
@@ -96,7 +97,7 @@ bool direct(CommState* st, const Args& a, int* rc) {
   if (a.kind != Kind::barrier &&
       (!a.recvtype->predefined || !a.recvtype->contiguous || payload_bytes(a.recvcount, a.recvtype) > kDirectLimit))
     return false;
-  if (forced(a.kind)) return false;
+  if (forced) return false;
   if (explain() && st->coll->rank == 0)
     std::fprintf(stderr, "axon coll: %s on %d ranks, %zu bytes: direct (blocking basic version): small message\n",
                  kind_name(a.kind), st->coll->size(), payload_bytes(a.recvcount, a.recvtype));
@@ -136,7 +137,8 @@ int run(CommState* state, const Args& args) {
       case Kind::gather:
       case Kind::scatter:
       case Kind::alltoall:
-        if (int rc = node_topology(state); rc != MPI_SUCCESS) return rc;
+        if (!state->node || !state->node->topo.known)
+          if (int rc = node_topology(state); rc != MPI_SUCCESS) return rc;
         break;
       default:
         break;
@@ -145,10 +147,10 @@ int run(CommState* state, const Args& args) {
     if (int rc = select_algorithm(args, state, true, &c); rc != MPI_SUCCESS) return rc;
     alg = c.alg;
     if (alg->node) {
-      explain_choice(args, state, c);
+      if (explain()) explain_choice(args, state, c);
       return std::strcmp(alg->name, "shm") == 0 ? shm_run(state, args) : hier_run(state, args);
     }
-    if (int rc; direct(state, args, &rc)) return rc;
+    if (int rc; direct(state, args, c.why == nullptr, &rc)) return rc;
     explain_choice(args, state, c);
   }
   std::unique_ptr<Schedule> s;

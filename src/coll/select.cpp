@@ -10,6 +10,8 @@
 #include <cstring>
 #include <string>
 
+#include <unistd.h>  // environ
+
 #include "base/log.h"
 #include "base/param.h"
 #include "rte/rte.h"
@@ -132,9 +134,52 @@ const std::vector<Algorithm> tables[kKindCount] = {
 };
 
 const Algorithm* find(Kind kind, const char* name) {
-  for (const Algorithm& alg : tables[static_cast<int>(kind)])
+  const std::vector<Algorithm>& table = tables[static_cast<int>(kind)];
+  // The size rules below return the tables' own literals (one copy per
+  // string in this file): comparing pointers spares the strcmp per call.
+  for (const Algorithm& alg : table)
+    if (alg.name == name) return &alg;
+  for (const Algorithm& alg : table)
     if (std::strcmp(alg.name, name) == 0) return &alg;
   return nullptr;
+}
+
+// AXON_COLL_<NAME>_ALGORITHM of `kind` as the environment has it now, or
+// null. A getenv per call walks the whole environment (a few hundred
+// instructions, as much as a small node-level collective itself), so the
+// communicator remembers the shape of the environment (array, length, last
+// entry) and where the variable was. setenv / putenv of a new name append
+// to the array (its length or last entry changes, or it moves), of an
+// existing name replace that entry; unsetenv moves the entries after the
+// removed one (the length changes): each shows up in the checks below, and
+// then the variable is looked up again.
+const char* forced_value(const CommState* st, Kind kind) {
+  CommState::ForcedCache& c = st->forced;
+  char** env = environ;
+  const int k = static_cast<int>(kind);
+  bool same = env == c.env && env && env[c.len] == nullptr && (c.len == 0 || env[c.len - 1] == c.last);
+  if (!same) {
+    c.env = env;
+    c.len = 0;
+    while (env && env[c.len]) ++c.len;
+    c.last = c.len ? env[c.len - 1] : nullptr;
+    c.loaded = 0;
+  }
+  if (!(c.loaded & (1u << k)) || (c.index[k] >= 0 && env[c.index[k]] != c.entry[k])) {
+    const char* name = force_params[k]->name();
+    size_t n = std::strlen(name);
+    c.index[k] = -1;
+    c.value[k] = nullptr;
+    for (size_t i = 0; i < c.len; ++i)
+      if (std::strncmp(env[i], name, n) == 0 && env[i][n] == '=') {
+        c.index[k] = static_cast<int>(i);
+        c.entry[k] = env[i];
+        c.value[k] = env[i] + n + 1;
+        break;
+      }
+    c.loaded |= 1u << k;
+  }
+  return c.value[k];
 }
 
 bool is_pof2(int n) { return (n & (n - 1)) == 0; }
@@ -263,9 +308,9 @@ int knomial_radix() { return static_cast<int>(radix_param.get()); }
 int select_algorithm(const Args& a, const CommState* st, bool blocking, Choice* out) {
   const StringParam* p = force_params[static_cast<int>(a.kind)];
   const Algorithm* const first = &tables[static_cast<int>(a.kind)][0];
-  // Read at every call (no caching: tests switch with setenv); getenv is
-  // cheap next to a collective, and no string is built unless explaining.
-  const char* forced = std::getenv(p->name());
+  // Looked at every call (tests switch with setenv); no string is built
+  // unless explaining.
+  const char* forced = forced_value(st, a.kind);
   int rank = st->inter() ? st->local->rank : st->coll->rank;
   int size = st->coll->size();
   size_t bytes = message_bytes(a, rank);
@@ -279,12 +324,37 @@ int select_algorithm(const Args& a, const CommState* st, bool blocking, Choice* 
       return MPI_ERR_ARG;
     }
   } else {
-    const char* name = blocking ? node_pick(a, st, size, bytes, &why) : nullptr;
-    alg = find(a.kind, name ? name : pick(a, size, bytes, &why));
+    // Allgatherv's choice looks at every count: never remembered.
+    CommState::PickMemo& m = st->memo;
+    bool reduction = a.kind == Kind::reduce || a.kind == Kind::allreduce;
+    bool items = a.recvcount > 0;
+    signed char commutes = a.op ? static_cast<signed char>(a.op->commutative) : -1;
+    ptrdiff_t extent = reduction && a.recvtype ? a.recvtype->extent : 0;
+    ptrdiff_t true_extent = reduction && a.recvtype ? a.recvtype->true_extent : 0;
+    if (m.alg && m.bytes == bytes && m.kind == a.kind && m.blocking == blocking && m.items == items &&
+        m.commutes == commutes && m.extent == extent && m.true_extent == true_extent && a.kind != Kind::allgatherv) {
+      alg = m.alg;
+      why = m.why;
+    } else {
+      const char* name = blocking ? node_pick(a, st, size, bytes, &why) : nullptr;
+      alg = find(a.kind, name ? name : pick(a, size, bytes, &why));
+      if (a.kind != Kind::allgatherv) {
+        m.alg = alg;
+        m.why = why;
+        m.kind = a.kind;
+        m.blocking = blocking;
+        m.items = items;
+        m.commutes = commutes;
+        m.bytes = bytes;
+        m.extent = extent;
+        m.true_extent = true_extent;
+      }
+    }
   }
   out->chosen = alg;
   out->why = why;
-  if (alg->node) {
+  // (node_pick takes a node-level algorithm only where it can run.)
+  if (alg->node && !why) {
     // Forced node-level algorithm where it cannot run: the other node-level
     // form if that one can, else the first (pt2pt) algorithm.
     bool is_shm = std::strcmp(alg->name, "shm") == 0;
@@ -313,7 +383,7 @@ int select_algorithm(const Args& a, const CommState* st, bool blocking, Choice* 
 }
 
 void explain_choice(const Args& a, const CommState* st, const Choice& c) {
-  if (!explain_param.get()) return;
+  if (!explain()) return;
   bool inter = st->inter();
   int rank = inter ? st->local->rank : st->coll->rank;
   if (rank != 0) return;
@@ -329,11 +399,12 @@ void explain_choice(const Args& a, const CommState* st, const Choice& c) {
                c.alg->what, reason.c_str());
 }
 
-bool explain() { return explain_param.get(); }
-
-bool forced(Kind kind) {
-  const char* v = std::getenv(force_params[static_cast<int>(kind)]->name());
-  return v && *v && std::strcmp(v, "auto") != 0;
+bool explain() {
+  // (The parameter is read once anyway; this spares a call per collective.)
+  static const bool on = explain_param.get();
+  return on;
 }
+
+
 
 }  // namespace axon::coll

@@ -24,8 +24,6 @@ int select_algorithm(const Args& a, const CommState* st, bool blocking, Choice* 
 void explain_choice(const Args& a, const CommState* st, const Choice& c);
 int knomial_radix();
 bool explain();
-// Whether AXON_COLL_<NAME>_ALGORITHM names an algorithm (not unset / auto).
-bool forced(Kind kind);
 // Bytes per rank that drive the choice.
 size_t message_bytes(const Args& a, int rank);
 

@@ -79,6 +79,7 @@ struct alignas(64) Flag {
   uint8_t data[kInline];
 };
 // Sets of arrival lines, used round robin by step (data sets: two, s & 1).
+// (16 measured no better than 8 for a 2-rank bcast root.)
 constexpr uint64_t kFlagSets = 8;
 // Bytes of the small-message area per set of arrival lines (a bcast step
 // of at most this many bytes uses it instead of a data set).
@@ -88,8 +89,12 @@ struct alignas(64) Header {
 };
 
 size_t chunk_bytes() {
-  int64_t c = chunk_param.get();
-  return c < 4096 ? 4096 : static_cast<size_t>(c);
+  // (The parameter is read once anyway; this spares the call per collective.)
+  static const size_t chunk = [] {
+    int64_t c = chunk_param.get();
+    return c < 4096 ? size_t{4096} : static_cast<size_t>(c);
+  }();
+  return chunk;
 }
 
 // Header, flag lines, small areas, two data sets, then one sleepers count
@@ -261,9 +266,8 @@ uint64_t fnv1a(const std::vector<int>& v) {
 }
 
 // Opens (creating if needed) and maps the node's segment; see the top of the file.
-int attach(CommState* st) {
+int attach_segment(CommState* st) {
   NodeState& ns = *st->node;
-  if (ns.base) return MPI_SUCCESS;
   const Topology& t = ns.topo;
   int n = static_cast<int>(t.members.size());
   size_t bytes = segment_bytes(n, chunk_bytes());
@@ -291,6 +295,9 @@ int attach(CommState* st) {
   if (h->attached.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<uint32_t>(n)) shm_unlink(name.c_str());
   return MPI_SUCCESS;
 }
+
+// The segment, mapped at the first node-level call.
+inline int attach(CommState* st) { return st->node->base ? MPI_SUCCESS : attach_segment(st); }
 
 // Items per reduction step: as many as fit a slot with their byte span.
 MPI_Count items_per_step(const Datatype* type, size_t chunk) {
@@ -372,7 +379,6 @@ int node_bcast(Seg& g, void* buf, MPI_Count count, const Datatype* type, int roo
 // result is x_0 op x_1 op ... op x_{n-1} in member order.
 int node_reduce(Seg& g, const void* in, void* out, MPI_Count count, const Datatype* type, const Op* op,
                 int root) {
-  MPI_Count per = items_per_step(type, g.chunk);
   const MPI_Aint ext = type->extent, tlb = type->true_lb;
   bool reader = root < 0 || g.me == root;
   const uint64_t total = payload_bytes(count, type);
@@ -384,6 +390,30 @@ int node_reduce(Seg& g, const void* in, void* out, MPI_Count count, const Dataty
       if (theirs != total) err = theirs < total ? MPI_ERR_OTHER : MPI_ERR_TRUNCATE;
     }
   };
+  // The common small call, a contiguous operand that takes one step which
+  // every reader reduces itself: what the loop below does for it, without
+  // its bookkeeping (same places, so ranks on either path meet).
+  if (type->contiguous && total <= g.chunk && total * static_cast<size_t>(g.n - 1) <= kSmallReduce) {
+    uint64_t s = ++g.ns.seq;
+    g.claim(s);
+    Flag* f = g.arrive(s);
+    bool inl = total <= kInline;
+    auto operand = [&](int i) { return inl ? f[i].data : g.slot(s, i); };
+    std::memcpy(operand(g.me), in, total);
+    f[g.me].pad = total;
+    g.post(&f[g.me], s);
+    if (reader) {
+      g.wait_all(f, g.n, s);
+      g.arrived_all(s);
+      check_counts(s);
+      std::memcpy(out, operand(g.n - 1), total);
+      for (int i = g.n - 2; i >= 0; --i)
+        if (int rc = op_apply(*op, operand(i), out, static_cast<size_t>(count), *type); rc != MPI_SUCCESS) return rc;
+    }
+    g.post(&g.done()[g.me], s);
+    return err;
+  }
+  MPI_Count per = items_per_step(type, g.chunk);
   for (MPI_Count c0 = 0; c0 < count; c0 += per) {
     MPI_Count cnt = std::min(per, count - c0);
     size_t span = items_span(cnt, type);
@@ -579,6 +609,55 @@ void node_alltoall(Seg& g, size_t m, std::vector<Stream>& src, std::vector<Strea
     g.arrived_all(s);
     for (int i = 0; i < g.n; ++i)
       if (i != g.me) dst[i].unpack((inl ? f[i].data : g.slot(s, i)) + at(i, g.me) * sub, len);
+    g.post(&g.done()[g.me], s);
+  }
+}
+
+// The same two for contiguous buffers (every block a byte range, `m`
+// bytes per block; blocks at i * m): memcpy straight between the user's
+// buffers and the segment, no streams, no allocation. Same steps, pieces
+// and places as node_gather / node_alltoall, so a rank on this path and one
+// with a derived type on the general path meet in every step.
+void node_allgather_bytes(Seg& g, const uint8_t* mine, size_t m, uint8_t* recv) {
+  bool inl = m <= kInline;
+  size_t per = inl ? kInline : g.chunk;
+  for (size_t off = 0; off < m; off += per) {
+    size_t len = std::min(per, m - off);
+    uint64_t s = ++g.ns.seq;
+    g.claim(s);
+    Flag* f = g.arrive(s);
+    std::memcpy(inl ? f[g.me].data : g.slot(s, g.me), mine + off, len);
+    g.post(&f[g.me], s);
+    g.wait_all(f, g.n, s);
+    g.arrived_all(s);
+    for (int i = 0; i < g.n; ++i)
+      if (i != g.me) std::memcpy(recv + static_cast<size_t>(i) * m + off, inl ? f[i].data : g.slot(s, i), len);
+    g.post(&g.done()[g.me], s);
+  }
+}
+
+// `send` may be `recv` (in place): a step packs bytes [off, off + len) of
+// every block before it unpacks the same range.
+void node_alltoall_bytes(Seg& g, const uint8_t* send, size_t m, uint8_t* recv) {
+  size_t others = static_cast<size_t>(g.n) - 1;
+  bool inl = m * others <= kInline;
+  size_t sub = inl ? m : (g.chunk / others) & ~static_cast<size_t>(63);
+  auto at = [](int i, int j) { return static_cast<size_t>(j < i ? j : j - 1); };
+  for (size_t off = 0; off < m; off += sub) {
+    uint64_t s = ++g.ns.seq;
+    g.claim(s);
+    Flag* f = g.arrive(s);
+    size_t len = piece(m, off, sub);
+    uint8_t* mine = inl ? f[g.me].data : g.slot(s, g.me);
+    for (int j = 0; j < g.n; ++j)
+      if (j != g.me) std::memcpy(mine + at(g.me, j) * sub, send + static_cast<size_t>(j) * m + off, len);
+    g.post(&f[g.me], s);
+    g.wait_all(f, g.n, s);
+    g.arrived_all(s);
+    for (int i = 0; i < g.n; ++i)
+      if (i != g.me)
+        std::memcpy(recv + static_cast<size_t>(i) * m + off, (inl ? f[i].data : g.slot(s, i)) + at(i, g.me) * sub,
+                    len);
     g.post(&g.done()[g.me], s);
   }
 }
@@ -795,6 +874,26 @@ int shm_move(CommState* st, const Args& a) {
     return byte_at(a.recvbuf, disp * a.recvtype->extent);
   };
   auto send_block = [&](int i) { return byte_at(a.sendbuf, static_cast<MPI_Aint>(i) * a.sendcount * a.sendtype->extent); };
+  // Contiguous send and receive types with matching sizes (or in place):
+  // the byte paths. Blocks of other sizes (an erroneous program) take the
+  // general paths below, which copy the smaller of both.
+  if ((a.kind == Kind::allgather || a.kind == Kind::alltoall) && a.recvtype->contiguous &&
+      (a.in_place || (a.sendtype->contiguous && payload_bytes(a.sendcount, a.sendtype) ==
+                                                    payload_bytes(a.recvcount, a.recvtype)))) {
+    size_t m = payload_bytes(a.recvcount, a.recvtype);
+    auto* recv = static_cast<uint8_t*>(a.recvbuf);
+    const auto* send = a.in_place ? recv : static_cast<const uint8_t*>(a.sendbuf);
+    // The own block: allgather sends it from the send buffer, alltoall from block `me`.
+    if (!a.in_place && m > 0)
+      std::memcpy(recv + static_cast<size_t>(me) * m, a.kind == Kind::allgather ? send : send + static_cast<size_t>(me) * m,
+                  m);
+    if (n == 1 || m == 0) return MPI_SUCCESS;
+    if (int rc = attach(st); rc != MPI_SUCCESS) return rc;
+    Seg g{ns, n, me, chunk_bytes()};
+    if (a.kind == Kind::allgather) node_allgather_bytes(g, a.in_place ? recv + static_cast<size_t>(me) * m : send, m, recv);
+    else node_alltoall_bytes(g, send, m, recv);
+    return MPI_SUCCESS;
+  }
   switch (a.kind) {
     case Kind::allgather:
     case Kind::allgatherv: {
