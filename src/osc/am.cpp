@@ -626,6 +626,11 @@ void finalize() {
   pml::disable_thread_safety();
 }
 
+int agent_threads() {
+  std::lock_guard<std::mutex> lk(agent_mutex);
+  return async_windows > 0 ? 1 : 0;
+}
+
 int post(Window* w, int origin) {
   pml::Guard guard;
   return send(world_of(w, origin), request(w, kPost, 0), {});

@@ -104,6 +104,8 @@ int post(Window* w, int origin);
 int complete(Window* w, int target);
 // Stops the progress agent (MPI_Finalize with windows never freed).
 void finalize();
+// Threads of ours running now besides the application's (the agent: 0 or 1).
+int agent_threads();
 
 }  // namespace am
 

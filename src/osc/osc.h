@@ -120,6 +120,17 @@ struct Window {
   // process_vm_writev / readv per target at the next synchronization (or
   // before an operation that must observe them); null without Cma peers.
   std::unique_ptr<CmaQueue, CmaQueueDelete> cma;
+  // Win_create memory shared with the node's ranks (osc.cpp, "shared
+  // Win_create memory" in docs/rma.md): our mappings of other ranks' memory
+  // (Path::Mapped peers), and the page range of our own memory that now
+  // lives in a memfd, made private again at MPI_Win_free.
+  struct Mapping {
+    void* addr;
+    size_t len;
+  };
+  std::vector<Mapping> peer_maps;
+  Mapping shared_own{nullptr, 0};
+  uint64_t shared_inode = 0;  // the memfd's, to recognise it at MPI_Win_free
 };
 
 // ---- creation and destruction (collective over ctx) ------------------------

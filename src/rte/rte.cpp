@@ -169,6 +169,15 @@ int init() {
   // The hash datastore: the default shared-memory one loses fence-less gets and
   // hangs when peers die (see docs/architecture.md).
   setenv("PMIX_MCA_gds", "hash", 0);
+  auto threads = [] {  // of this process (Job::library_threads)
+    std::ifstream f("/proc/self/status");
+    std::string k;
+    int n = 0;
+    while (f >> k)
+      if (k == "Threads:" && (f >> n)) break;
+    return n;
+  };
+  const int threads_before = threads();
   pmix_status_t rc = PMIx_Init(&my_proc, nullptr, 0);
   if (rc != PMIX_SUCCESS) {
     log::error("cannot connect to the PMIx server of the launcher: %s", PMIx_Error_string(rc));
@@ -177,6 +186,7 @@ int init() {
   pmix_up = true;
   Job& j = the_job;
   j = Job{};  // the runtime may start again after a finalize (Sessions)
+  j.library_threads = std::max(0, threads() - threads_before);
   foreign_procs.clear();
   j.singleton = false;
   j.nspace = my_proc.nspace;

@@ -26,6 +26,7 @@ struct Job {
   bool singleton = true;
   int node_cpus = 1;             // CPUs this node's cgroup/cpuset lets the job use
   bool oversubscribed = false;   // more local ranks than node_cpus
+  int library_threads = 0;       // threads PMIx_Init started (its progress thread), not the application's
 };
 
 // Starts the PMIx client (or singleton mode). Returns 0 or prints why not and
