@@ -273,24 +273,11 @@ bool available() { return started_on(); }
 
 const char* why_off() { return detail::state.load(std::memory_order_acquire) == 1 ? off_reason : ""; }
 
-int copy(void* dst, const void* src, size_t len) {
-  if (len == 0) return 0;
-  if (!started_on()) {
-    std::memcpy(dst, src, len);
-    return 0;
-  }
-  std::lock_guard<std::mutex> guard(lock);
-  if (!ensure_context()) {
-    log::error("accel: no CUDA context for a copy");
-    return -1;
-  }
-  CUresult rc = copy_and_wait(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), len);
-  if (rc != CUDA_SUCCESS) {
-    log::error("accel: cuMemcpy of %zu bytes failed: %s", len, error_name(rc));
-    return -1;
-  }
-  return 0;
-}
+namespace {
+int copy_checked(void* dst, const void* src, size_t len, const void* host, bool to_device);
+}  // namespace
+
+int copy(void* dst, const void* src, size_t len) { return copy_checked(dst, src, len, nullptr, false); }
 
 int copy_async(void* dst, const void* src, size_t len, Event* done) {
   *done = nullptr;
@@ -410,7 +397,10 @@ int copy_bounced(void* dst, const void* src, size_t len, bool to_device) {
   return 0;
 }
 
-int copy_with_host(void* dst, const void* src, size_t len, bool to_device) {
+// Every copy: `host` is the side known to be ordinary host memory (nullptr:
+// unknown, the driver's path), which goes through the bounce buffer when
+// small and not one of Axon's pinned buffers.
+int copy_checked(void* dst, const void* src, size_t len, const void* host, bool to_device) {
   if (len == 0) return 0;
   if (!started_on()) {
     std::memcpy(dst, src, len);
@@ -421,24 +411,26 @@ int copy_with_host(void* dst, const void* src, size_t len, bool to_device) {
     log::error("accel: no CUDA context for a copy");
     return -1;
   }
-  const void* host = to_device ? src : dst;
-  bool host_pinned = pinned_kind.count(const_cast<void*>(host)) && pinned_kind[const_cast<void*>(host)];
-  if (!host_pinned && len <= static_cast<size_t>(bounce_param.get())) return copy_bounced(dst, src, len, to_device);
+  if (host && len <= static_cast<size_t>(bounce_param.get())) {
+    auto it = pinned_kind.find(const_cast<void*>(host));
+    if (it == pinned_kind.end() || !it->second) return copy_bounced(dst, src, len, to_device);
+  }
   CUresult rc = copy_and_wait(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), len);
   if (rc != CUDA_SUCCESS) {
-    log::error("accel: cuMemcpy of %zu bytes failed: %s", len, error_name(rc));
+    log::error("accel: copy of %zu bytes failed: %s", len, error_name(rc));
     return -1;
   }
   return 0;
 }
+
 }  // namespace
 
 int copy_from_host(void* device_dst, const void* host_src, size_t len) {
-  return copy_with_host(device_dst, host_src, len, true);
+  return copy_checked(device_dst, host_src, len, host_src, true);
 }
 
 int copy_to_host(void* host_dst, const void* device_src, size_t len) {
-  return copy_with_host(host_dst, device_src, len, false);
+  return copy_checked(host_dst, device_src, len, host_dst, false);
 }
 
 bool ipc_enabled() { return ipc_param.get() && cu.cuIpcGetMemHandle && cu.cuIpcOpenMemHandle; }

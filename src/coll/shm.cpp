@@ -587,7 +587,12 @@ void node_scatter(Seg& g, size_t m, std::vector<Stream>& src, Stream& dst, int r
 // rank; everyone reads its sub-slot of every slot. In place works
 // because a step packs bytes [off, off + len) of every block before it
 // unpacks the same range into them.
-void node_alltoall(Seg& g, size_t m, std::vector<Stream>& src, std::vector<Stream>& dst) {
+// The steps of a node-level alltoall; pack(j, to, off, len) writes bytes
+// [off, off + len) of the block for rank j, unpack(i, from, off, len) reads
+// those of the block from rank i. Templated so that the byte path below
+// inlines plain memcpy.
+template <typename Pack, typename Unpack>
+void node_alltoall_steps(Seg& g, size_t m, Pack&& pack, Unpack&& unpack) {
   size_t n = static_cast<size_t>(g.n);
   // Sub-slots for the n - 1 other ranks only (none for myself): at 2 ranks
   // the whole slot carries the one block, half the steps of n sub-slots.
@@ -603,14 +608,20 @@ void node_alltoall(Seg& g, size_t m, std::vector<Stream>& src, std::vector<Strea
     size_t len = piece(m, off, sub);
     uint8_t* mine = inl ? f[g.me].data : g.slot(s, g.me);
     for (int j = 0; j < g.n; ++j)
-      if (j != g.me) src[j].pack(mine + at(g.me, j) * sub, len);
+      if (j != g.me) pack(j, mine + at(g.me, j) * sub, off, len);
     g.post(&f[g.me], s);
     g.wait_all(f, g.n, s);
     g.arrived_all(s);
     for (int i = 0; i < g.n; ++i)
-      if (i != g.me) dst[i].unpack((inl ? f[i].data : g.slot(s, i)) + at(i, g.me) * sub, len);
+      if (i != g.me) unpack(i, (inl ? f[i].data : g.slot(s, i)) + at(i, g.me) * sub, off, len);
     g.post(&g.done()[g.me], s);
   }
+}
+
+void node_alltoall(Seg& g, size_t m, std::vector<Stream>& src, std::vector<Stream>& dst) {
+  node_alltoall_steps(
+      g, m, [&](int j, uint8_t* to, size_t, size_t len) { src[j].pack(to, len); },
+      [&](int i, const uint8_t* from, size_t, size_t len) { dst[i].unpack(from, len); });
 }
 
 // The same two for contiguous buffers (every block a byte range, `m`
@@ -639,27 +650,12 @@ void node_allgather_bytes(Seg& g, const uint8_t* mine, size_t m, uint8_t* recv) 
 // `send` may be `recv` (in place): a step packs bytes [off, off + len) of
 // every block before it unpacks the same range.
 void node_alltoall_bytes(Seg& g, const uint8_t* send, size_t m, uint8_t* recv) {
-  size_t others = static_cast<size_t>(g.n) - 1;
-  bool inl = m * others <= kInline;
-  size_t sub = inl ? m : (g.chunk / others) & ~static_cast<size_t>(63);
-  auto at = [](int i, int j) { return static_cast<size_t>(j < i ? j : j - 1); };
-  for (size_t off = 0; off < m; off += sub) {
-    uint64_t s = ++g.ns.seq;
-    g.claim(s);
-    Flag* f = g.arrive(s);
-    size_t len = piece(m, off, sub);
-    uint8_t* mine = inl ? f[g.me].data : g.slot(s, g.me);
-    for (int j = 0; j < g.n; ++j)
-      if (j != g.me) std::memcpy(mine + at(g.me, j) * sub, send + static_cast<size_t>(j) * m + off, len);
-    g.post(&f[g.me], s);
-    g.wait_all(f, g.n, s);
-    g.arrived_all(s);
-    for (int i = 0; i < g.n; ++i)
-      if (i != g.me)
-        std::memcpy(recv + static_cast<size_t>(i) * m + off, (inl ? f[i].data : g.slot(s, i)) + at(i, g.me) * sub,
-                    len);
-    g.post(&g.done()[g.me], s);
-  }
+  node_alltoall_steps(
+      g, m,
+      [&](int j, uint8_t* to, size_t off, size_t len) { std::memcpy(to, send + static_cast<size_t>(j) * m + off, len); },
+      [&](int i, const uint8_t* from, size_t off, size_t len) {
+        std::memcpy(recv + static_cast<size_t>(i) * m + off, from, len);
+      });
 }
 
 // Member index of comm rank `r` on my node.
