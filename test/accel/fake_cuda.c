@@ -211,7 +211,13 @@ static int map_twice(int fd, size_t len, int cpu_accessible, void **app, void **
 static void unmap_twice(struct alloc *a)
 {
     size_t len = a->size ? a->size : 1;
-    munmap((void *)a->base, len);
+    /* Under unified addressing the real driver never hands a freed device
+     * address to a host allocation: keep the range reserved (inaccessible)
+     * instead of unmapping it, so malloc cannot land there either. */
+    if (a->kind == K_DEVICE)
+        mmap((void *)a->base, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+    else
+        munmap((void *)a->base, len);
     if (a->shadow != a->base) munmap((void *)a->shadow, len);
 }
 
