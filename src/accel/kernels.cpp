@@ -15,6 +15,7 @@
 
 #include "accel/accel.h"
 #include "accel/driver.h"
+#include "accel/kernel_records.h"
 #include "base/log.h"
 
 #if AXON_HAVE_CUDA_KERNELS
@@ -47,31 +48,14 @@ struct Api {
 #undef AXON_KCU_FIELD
 };
 
-// Mirrors of the records in kernels.cu. A Piece starts with Axon's
-// TypeBlock, field for field.
-struct Piece {
-  long long offset;
-  unsigned long long length;
-  unsigned long long count;
-  long long stride;
-  unsigned long long packed;
-};
-static_assert(sizeof(Piece) == 40);
+// The records the kernels read (kernel_records.h). A Piece starts with
+// Axon's TypeBlock, field for field: blocks are copied into pieces as is.
+using kernel_records::Layout;
+using kernel_records::Piece;
 static_assert(offsetof(TypeBlock, offset) == offsetof(Piece, offset) &&
               offsetof(TypeBlock, length) == offsetof(Piece, length) &&
               offsetof(TypeBlock, count) == offsetof(Piece, count) &&
               offsetof(TypeBlock, stride) == offsetof(Piece, stride) && sizeof(TypeBlock) == 32);
-
-struct Layout {
-  CUdeviceptr pieces;
-  unsigned long long piece_count;
-  unsigned long long units;
-  unsigned long long reps;
-  long long rep_stride;
-  long long extent;
-  unsigned long long unit_size;
-};
-static_assert(sizeof(Layout) == 56);
 
 // Reduction storage types of kernels.cu, in the order of kReduceNames.
 enum Storage : int { i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, c32, c64, pfi, pdi, pli, pii, psi, pff, pdd,

@@ -15,37 +15,14 @@
 // (`in` is the left operand) are those of the host code.
 #include <stdint.h>
 
+#include "accel/kernel_records.h"
+
 namespace {
 
-// ---- layout records (mirrored by kernels.cpp, which static_asserts the
-// layout) -------------------------------------------------------------------
+// ---- layout records (src/accel/kernel_records.h) ---------------------------
 
-// One piece of a flattened datatype: the first four fields are Axon's
-// TypeBlock (src/datatype/datatype.h) — `count` runs of `length` bytes,
-// `stride` bytes apart, at `offset` from the unit's start — and `packed` is
-// where the first run lands in the unit's packed stream (runs follow each
-// other there). kernels.cpp cuts big TypeBlocks into several pieces so that
-// the work of one piece stays small.
-struct Piece {
-    long long offset;
-    unsigned long long length;
-    unsigned long long count;
-    long long stride;
-    unsigned long long packed;
-};
-
-// A layout of `units` units (count items x reps units per item): unit u
-// starts at (u / reps) * extent + (u % reps) * rep_stride in the user
-// buffer and at u * unit_size in the packed stream.
-struct Layout {
-    const Piece* pieces;
-    unsigned long long piece_count;
-    unsigned long long units;
-    unsigned long long reps;
-    long long rep_stride;
-    long long extent;
-    unsigned long long unit_size;
-};
+using axon::accel::kernel_records::Layout;
+using axon::accel::kernel_records::Piece;
 
 __device__ __forceinline__ long long unit_offset(const Layout& l, unsigned long long u) {
     return static_cast<long long>(u / l.reps) * l.extent + static_cast<long long>(u % l.reps) * l.rep_stride;

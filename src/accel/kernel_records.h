@@ -1,0 +1,43 @@
+// The records kernels.cpp (host, g++) hands to the GPU kernels of
+// kernels.cu (nvcc): one definition for both compilers, so the two sides
+// cannot drift apart. Plain fixed-size fields only; `pieces` is a device
+// address: a CUdeviceptr on the host, a pointer in the kernels (so that
+// nvcc knows the loads are global memory).
+#pragma once
+
+namespace axon::accel::kernel_records {
+
+// One piece of a flattened datatype: the first four fields are Axon's
+// TypeBlock (src/datatype/datatype.h) — `count` runs of `length` bytes,
+// `stride` bytes apart, at `offset` from the unit's start — and `packed` is
+// where the first run lands in the unit's packed stream (runs follow each
+// other there). kernels.cpp cuts big TypeBlocks into several pieces so that
+// the work of one piece stays small.
+struct Piece {
+  long long offset;
+  unsigned long long length;
+  unsigned long long count;
+  long long stride;
+  unsigned long long packed;
+};
+static_assert(sizeof(Piece) == 40);
+
+// A layout of `units` units (count items x reps units per item): unit u
+// starts at (u / reps) * extent + (u % reps) * rep_stride in the user
+// buffer and at u * unit_size in the packed stream.
+struct Layout {
+#ifdef __CUDACC__
+  const Piece* pieces;
+#else
+  unsigned long long pieces;  // CUdeviceptr of piece_count Pieces
+#endif
+  unsigned long long piece_count;
+  unsigned long long units;
+  unsigned long long reps;
+  long long rep_stride;
+  long long extent;
+  unsigned long long unit_size;
+};
+static_assert(sizeof(Layout) == 56);
+
+}  // namespace axon::accel::kernel_records
