@@ -244,7 +244,14 @@ struct PendingIdup {
   Comm* parent;
   Comm* child;
   pml::Request* request;
-  std::unique_ptr<ContextAgreement> agreement;
+  std::unique_ptr<ContextAgreement> agreement;         // intracommunicator
+  std::unique_ptr<IntercommDupAgreement> inter_agreement;  // intercommunicator
+  bool step() { return agreement ? agreement->step() : inter_agreement->step(); }
+  int error() const { return agreement ? agreement->error() : inter_agreement->error(); }
+  void open() {
+    if (agreement) comm_open_intra(child, agreement->pair(), parent->rank(), parent->p2p.world_of);
+    else inter_agreement->open(parent, child);
+  }
 };
 std::vector<std::unique_ptr<PendingIdup>> idups;
 
@@ -252,7 +259,7 @@ int idup_progress() {
   int advanced = 0;
   for (size_t i = 0; i < idups.size();) {
     PendingIdup& op = *idups[i];
-    if (!op.agreement->step()) {
+    if (!op.step()) {
       ++i;
       continue;
     }
@@ -260,9 +267,8 @@ int idup_progress() {
     op.request->source = MPI_ANY_SOURCE;
     op.request->tag = MPI_ANY_TAG;
     op.request->bytes = 0;
-    op.request->error = op.agreement->error();
-    if (op.request->error == MPI_SUCCESS)
-      comm_open_intra(op.child, op.agreement->pair(), op.parent->rank(), op.parent->p2p.world_of);
+    op.request->error = op.error();
+    if (op.request->error == MPI_SUCCESS) op.open();
     // On failure the child stays without contexts: the handle was already
     // returned, so it is left for the user to free (the request reports why).
     --op.parent->pending;
@@ -282,17 +288,6 @@ int idup_common(const char* fn, MPI_Comm comm, MPI_Info info, bool with_info, MP
     return raise(c, MPI_ERR_INFO, fn, "invalid info");
   pml::Request* r = pml::request_alloc(pml::Request::Kind::Collective);
   r->comm = c;
-  if (c->inter) {
-    // Intercommunicator idup completes before returning (the blocking
-    // agreement between both groups); the request is already complete.
-    int rc = dup_common(fn, comm, info, with_info, newcomm);
-    r->source = MPI_ANY_SOURCE;
-    r->tag = MPI_ANY_TAG;
-    r->error = rc;
-    pml::request_complete(r);
-    *request = handle_of(r);
-    return rc;
-  }
   Comm* child = comm_alloc(c);
   child->topology = c->topology;
   if (with_info) set_hints(child, info);
@@ -310,8 +305,12 @@ int idup_common(const char* fn, MPI_Comm comm, MPI_Info info, bool with_info, MP
   op->parent = c;
   op->child = child;
   op->request = r;
-  int tag = internal_tag_for_sequence(c->creation_seq++);
-  op->agreement = std::make_unique<ContextAgreement>(&c->coll, iota_ranks(c->size()), c->rank(), tag);
+  if (c->inter) {
+    op->inter_agreement = std::make_unique<IntercommDupAgreement>(c);
+  } else {
+    int tag = internal_tag_for_sequence(c->creation_seq++);
+    op->agreement = std::make_unique<ContextAgreement>(&c->coll, iota_ranks(c->size()), c->rank(), tag);
+  }
   ++c->pending;
   {
     pml::Guard guard;

@@ -2,8 +2,10 @@
 // src/mpi/intercomm.cpp). See docs/communicators.md.
 #pragma once
 
+#include <memory>
 #include <vector>
 
+#include "mpi/context_id.h"
 #include "mpi/objects.h"
 
 namespace axon::mpi {
@@ -52,6 +54,75 @@ struct TwoGroups {
   int bridge_tag;            // on `bridge`
 };
 int agree_pair_two_groups(const TwoGroups& t, int* error);
+
+// The same AND over both groups, nonblocking: drive it with step() (true once
+// finished; then result() or error()). The leader's swap runs on `bridge`.
+class TwoGroupAnd {
+ public:
+  explicit TwoGroupAnd(const TwoGroups& t);
+  ~TwoGroupAnd();
+  TwoGroupAnd(const TwoGroupAnd&) = delete;
+  TwoGroupAnd& operator=(const TwoGroupAnd&) = delete;
+  void start(std::vector<uint64_t> words);
+  bool step();
+  const std::vector<uint64_t>& result() const { return words_; }
+  int error() const { return error_; }
+
+ private:
+  enum class Phase { LocalIn, Swap, LocalOut, Done };
+  TwoGroups t_;
+  MaskAllreduce reduce_;
+  Phase phase_ = Phase::Done;
+  std::vector<uint64_t> words_, theirs_;
+  pml::Request* send_ = nullptr;  // the leader's swap
+  pml::Request* recv_ = nullptr;
+  int swap_error_ = 0;
+  int error_ = 0;
+};
+
+// A context pair agreed by both groups, nonblocking (what
+// agree_pair_two_groups waits for).
+class TwoGroupPairAgreement {
+ public:
+  explicit TwoGroupPairAgreement(const TwoGroups& t);
+  bool step();  // true when finished: pair() or error()
+  int pair() const { return pair_; }
+  int error() const { return error_; }
+
+ private:
+  enum class Phase { Candidates, Confirm, Done };
+  void begin_round();
+  TwoGroupAnd and_;
+  Phase phase_ = Phase::Candidates;
+  int candidate_ = -1;
+  bool reserved_ = false;
+  int pair_ = -1;
+  int error_ = 0;
+};
+
+// MPI_Comm_dup / MPI_Comm_idup of an intercommunicator, nonblocking: a pair
+// for the local group, then the pair of the new intercommunicator. Consumes
+// one creation sequence number of the parent when constructed (every member
+// constructs it in the same order). After step() returned true with error()
+// MPI_SUCCESS, open() gives `child` its contexts.
+class IntercommDupAgreement {
+ public:
+  explicit IntercommDupAgreement(Comm* parent);
+  ~IntercommDupAgreement();
+  IntercommDupAgreement(const IntercommDupAgreement&) = delete;
+  IntercommDupAgreement& operator=(const IntercommDupAgreement&) = delete;
+  bool step();
+  int error() const { return error_; }
+  void open(Comm* parent, Comm* child) const;
+
+ private:
+  TwoGroups groups_;
+  std::unique_ptr<ContextAgreement> local_;
+  std::unique_ptr<TwoGroupPairAgreement> both_;
+  int local_pair_ = -1;
+  int error_ = 0;
+  bool done_ = false;
+};
 // Broadcasts / exchanges vectors of ints within TwoGroups (leader swaps with
 // the remote leader, then broadcasts what it received).
 int swap_ints_two_groups(const TwoGroups& t, const std::vector<int>& mine, std::vector<int>* theirs);

@@ -21,15 +21,6 @@ namespace {
 
 const Datatype* bytes_type() { return datatype_from_handle(MPI_BYTE); }
 
-int run_local(const TwoGroups& t, std::vector<uint64_t>* words) {
-  MaskAllreduce reduce(t.local, t.members, t.me, t.tag);
-  reduce.start(std::move(*words));
-  bool done = false;
-  pml::wait_until([&] { return done || (done = reduce.step()); });
-  *words = reduce.result();
-  return reduce.error();
-}
-
 // Leaders swap messages over the bridge.
 int leader_swap(const TwoGroups& t, const void* mine, size_t my_bytes, void* theirs, size_t their_bytes) {
   pml::Request* s = nullptr;
@@ -44,24 +35,6 @@ int leader_swap(const TwoGroups& t, const void* mine, size_t my_bytes, void* the
   if (rc == MPI_SUCCESS) rc = s->error;
   pml::request_release(s);
   return rc;
-}
-
-// Bitwise AND of `words` over both groups.
-int and_two_groups(const TwoGroups& t, std::vector<uint64_t>* words) {
-  int rc = run_local(t, words);
-  if (rc != MPI_SUCCESS) return rc;
-  if (t.me == 0) {
-    std::vector<uint64_t> theirs(words->size());
-    size_t bytes = words->size() * sizeof(uint64_t);
-    rc = leader_swap(t, words->data(), bytes, theirs.data(), bytes);
-    for (size_t i = 0; i < words->size(); ++i) (*words)[i] &= theirs[i];
-  } else {
-    words->assign(words->size(), ~uint64_t{0});  // the leader's value wins the AND
-  }
-  // Everyone learns the leader's value (or that the swap failed: all zero).
-  if (rc != MPI_SUCCESS) words->assign(words->size(), 0);
-  int rc2 = run_local(t, words);
-  return rc != MPI_SUCCESS ? rc : rc2;
 }
 
 std::vector<int> iota_ranks(int n) {
@@ -79,29 +52,138 @@ TwoGroups over_intercomm(Comm* c) {
 
 }  // namespace
 
-int agree_pair_two_groups(const TwoGroups& t, int* error) {
-  for (;;) {
-    ContextMask candidates = context_candidates();
-    std::vector<uint64_t> words(candidates.begin(), candidates.end());
-    *error = and_two_groups(t, &words);
-    if (*error != MPI_SUCCESS) return -1;
-    ContextMask agreed;
-    std::copy(words.begin(), words.end(), agreed.begin());
-    bool reserved = false;
-    int pair = context_try_reserve(agreed, &reserved);
-    if (pair < 0) {
-      *error = MPI_ERR_OTHER;
-      return -1;
-    }
-    std::vector<uint64_t> flag{reserved ? uint64_t{1} : uint64_t{0}};
-    *error = and_two_groups(t, &flag);
-    if (*error == MPI_SUCCESS && flag[0] == 1) {
-      context_commit(pair);
-      return pair;
-    }
-    if (reserved) context_unreserve(pair);
-    if (*error != MPI_SUCCESS) return -1;
+// ---------------------------------------------------------------------------
+// Nonblocking AND over both groups: a local AND, the leaders swap their
+// results over the bridge, and a second local AND hands the leader's combined
+// value to its group (the others contribute all ones). A failed swap makes
+// the leader contribute zeros, which every member then sees as "nothing
+// agreed".
+
+TwoGroupAnd::TwoGroupAnd(const TwoGroups& t) : t_(t), reduce_(t.local, t.members, t.me, t.tag) {}
+
+TwoGroupAnd::~TwoGroupAnd() {
+  pml::Guard guard;
+  for (pml::Request* r : {send_, recv_}) {
+    if (!r) continue;
+    if (r->complete.load()) pml::request_release(r);
+    else r->free_when_complete = true;  // only when torn down after an error
   }
+}
+
+void TwoGroupAnd::start(std::vector<uint64_t> words) {
+  reduce_.start(std::move(words));
+  phase_ = Phase::LocalIn;
+  swap_error_ = MPI_SUCCESS;
+  error_ = MPI_SUCCESS;
+}
+
+bool TwoGroupAnd::step() {
+  pml::Guard guard;
+  for (;;) {
+    switch (phase_) {
+      case Phase::LocalIn: {
+        if (!reduce_.step()) return false;
+        if (reduce_.error() != MPI_SUCCESS) {
+          error_ = reduce_.error();
+          phase_ = Phase::Done;
+          return true;
+        }
+        words_ = reduce_.result();
+        if (t_.me != 0) {
+          reduce_.start(std::vector<uint64_t>(words_.size(), ~uint64_t{0}));  // the leader's value wins
+          phase_ = Phase::LocalOut;
+          break;
+        }
+        theirs_.assign(words_.size(), 0);
+        MPI_Count bytes = static_cast<MPI_Count>(words_.size() * sizeof(uint64_t));
+        int rc = pml::irecv(theirs_.data(), bytes, bytes_type(), t_.bridge_peer, t_.bridge_tag, t_.bridge, &recv_);
+        if (rc == MPI_SUCCESS)
+          rc = pml::isend(words_.data(), bytes, bytes_type(), t_.bridge_peer, t_.bridge_tag, t_.bridge,
+                          pml::SendMode::Standard, &send_);
+        swap_error_ = rc;
+        phase_ = Phase::Swap;
+        break;
+      }
+      case Phase::Swap: {
+        for (pml::Request* r : {send_, recv_})
+          if (r && !r->complete.load(std::memory_order_acquire)) return false;
+        for (pml::Request** r : {&send_, &recv_}) {
+          if (!*r) continue;
+          if (swap_error_ == MPI_SUCCESS) swap_error_ = (*r)->error;
+          pml::request_release(*r);
+          *r = nullptr;
+        }
+        if (swap_error_ == MPI_SUCCESS)
+          for (size_t i = 0; i < words_.size(); ++i) words_[i] &= theirs_[i];
+        else
+          words_.assign(words_.size(), 0);
+        reduce_.start(words_);
+        phase_ = Phase::LocalOut;
+        break;
+      }
+      case Phase::LocalOut:
+        if (!reduce_.step()) return false;
+        words_ = reduce_.result();
+        error_ = swap_error_ != MPI_SUCCESS ? swap_error_ : reduce_.error();
+        phase_ = Phase::Done;
+        return true;
+      case Phase::Done:
+        return true;
+    }
+  }
+}
+
+// Pair agreement over both groups, the two rounds of context_id.h with
+// TwoGroupAnd in place of the local AND.
+TwoGroupPairAgreement::TwoGroupPairAgreement(const TwoGroups& t) : and_(t) { begin_round(); }
+
+void TwoGroupPairAgreement::begin_round() {
+  ContextMask candidates = context_candidates();
+  and_.start({candidates.begin(), candidates.end()});
+  phase_ = Phase::Candidates;
+}
+
+bool TwoGroupPairAgreement::step() {
+  while (phase_ != Phase::Done) {
+    if (!and_.step()) return false;
+    if (and_.error() != MPI_SUCCESS) {
+      if (reserved_) context_unreserve(candidate_);
+      reserved_ = false;
+      error_ = and_.error();
+      phase_ = Phase::Done;
+      break;
+    }
+    if (phase_ == Phase::Candidates) {
+      ContextMask agreed;
+      std::copy(and_.result().begin(), and_.result().end(), agreed.begin());
+      candidate_ = context_try_reserve(agreed, &reserved_);
+      if (candidate_ < 0) {  // the same at every member: nothing is free everywhere
+        error_ = MPI_ERR_OTHER;
+        phase_ = Phase::Done;
+        break;
+      }
+      and_.start({reserved_ ? uint64_t{1} : uint64_t{0}});
+      phase_ = Phase::Confirm;
+    } else if (and_.result()[0] == 1) {
+      context_commit(candidate_);
+      pair_ = candidate_;
+      phase_ = Phase::Done;
+    } else {
+      // Someone lost the candidate to a concurrent creation: try again.
+      if (reserved_) context_unreserve(candidate_);
+      reserved_ = false;
+      begin_round();
+    }
+  }
+  return true;
+}
+
+int agree_pair_two_groups(const TwoGroups& t, int* error) {
+  TwoGroupPairAgreement agreement(t);
+  bool done = false;
+  pml::wait_until([&] { return done || (done = agreement.step()); });
+  *error = agreement.error();
+  return agreement.pair();
 }
 
 int swap_ints_two_groups(const TwoGroups& t, const std::vector<int>& mine, std::vector<int>* theirs) {
@@ -131,18 +213,49 @@ int swap_ints_two_groups(const TwoGroups& t, const std::vector<int>& mine, std::
 
 namespace axon::mpi {
 
-int intercomm_dup(Comm* parent, Comm** out) {
-  TwoGroups t = over_intercomm(parent);
-  int error = MPI_SUCCESS;
-  int local_pair = agree_context_pair(&parent->local, t.members, t.me, t.tag, &error);
-  if (error != MPI_SUCCESS) return error;
-  int pair = agree_pair_two_groups(t, &error);
-  if (error != MPI_SUCCESS) {
-    context_release(local_pair);
-    return error;
+// ---------------------------------------------------------------------------
+// Dup of an intercommunicator: the local group agrees a pair for its own
+// traffic, then both groups agree the pair of the new intercommunicator.
+
+IntercommDupAgreement::IntercommDupAgreement(Comm* parent) : groups_(over_intercomm(parent)) {
+  local_ = std::make_unique<ContextAgreement>(groups_.local, groups_.members, groups_.me, groups_.tag);
+}
+
+IntercommDupAgreement::~IntercommDupAgreement() = default;
+
+bool IntercommDupAgreement::step() {
+  if (done_) return true;
+  if (!both_) {
+    if (!local_->step()) return false;
+    if (local_->error() != MPI_SUCCESS) {
+      error_ = local_->error();
+      done_ = true;
+      return true;
+    }
+    local_pair_ = local_->pair();
+    both_ = std::make_unique<TwoGroupPairAgreement>(groups_);
   }
+  if (!both_->step()) return false;
+  error_ = both_->error();
+  if (error_ != MPI_SUCCESS) {
+    context_release(local_pair_);
+    local_pair_ = -1;
+  }
+  done_ = true;
+  return true;
+}
+
+void IntercommDupAgreement::open(Comm* parent, Comm* child) const {
+  comm_open_inter(child, both_->pair(), local_pair_, parent->rank(), parent->local.world_of, parent->p2p.world_of);
+}
+
+int intercomm_dup(Comm* parent, Comm** out) {
+  IntercommDupAgreement agreement(parent);
+  bool done = false;
+  pml::wait_until([&] { return done || (done = agreement.step()); });
+  if (agreement.error() != MPI_SUCCESS) return agreement.error();
   Comm* c = comm_alloc(parent);
-  comm_open_inter(c, pair, local_pair, parent->rank(), parent->local.world_of, parent->p2p.world_of);
+  agreement.open(parent, c);
   *out = c;
   return MPI_SUCCESS;
 }

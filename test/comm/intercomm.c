@@ -1,6 +1,8 @@
 /* Intercommunicators: Intercomm_create from two halves of WORLD (odd sizes
  * too), remote size / group, point-to-point across, test_inter, compare,
- * Comm_dup / Comm_split / Comm_create of an intercommunicator, and
+ * Comm_dup / Comm_idup (nonblocking: leaders call it only after receiving
+ * from remote ranks that called it first) / Comm_split / Comm_create of an
+ * intercommunicator, and
  * Intercomm_merge with the high / low ordering. Needs 2 ranks or more. */
 #include "../mpi/check.h"
 
@@ -128,6 +130,47 @@ int main(int argc, char **argv)
             int w = color ? lrank : half + lrank;
             CHECK(ra == 1000 + w && rb == 2000 + w, "inter got %d dup got %d", ra, rb);
         }
+    }
+
+    /* --- idup of an intercommunicator: nonblocking ---------------------
+     * Every non-leader of each group posts its idups, then sends (Ssend) to
+     * the remote leader; each leader receives all those messages BEFORE it
+     * calls idup itself. An idup that blocked until both groups had joined
+     * would deadlock here. Two idups of inter and one of local are in flight
+     * at once. */
+    {
+        int lrank;
+        MPI_Comm_rank(inter, &lrank);
+        MPI_Comm idup[3];
+        MPI_Request req[3];
+        if (lrank == 0) {
+            for (int j = 1; j < rsize_expect; j++) {
+                int got = -1;
+                CHECK_MPI(MPI_Recv(&got, 1, MPI_INT, j, 7, inter, MPI_STATUS_IGNORE));
+                CHECK(got == (color ? j : half + j), "before idup: from remote %d got %d", j, got);
+            }
+        }
+        CHECK_MPI(MPI_Comm_idup(inter, &idup[0], &req[0]));
+        CHECK_MPI(MPI_Comm_idup(local, &idup[1], &req[1]));
+        CHECK_MPI(MPI_Comm_idup_with_info(inter, MPI_INFO_NULL, &idup[2], &req[2]));
+        if (lrank != 0) CHECK_MPI(MPI_Ssend(&rank, 1, MPI_INT, 0, 7, inter));
+        CHECK_MPI(MPI_Waitall(3, req, MPI_STATUSES_IGNORE));
+        for (int k = 0; k < 3; k += 2) {
+            CHECK_MPI(MPI_Comm_test_inter(idup[k], &flag));
+            CHECK(flag, "idup %d of intercomm is not inter", k);
+            CHECK_MPI(MPI_Comm_compare(inter, idup[k], &result));
+            CHECK(result == MPI_CONGRUENT, "compare(inter, idup %d) = %d", k, result);
+            exchange(idup[k], 8 + k, "idup of intercomm");
+            /* Allreduce on an intercommunicator: each side gets the sum over
+             * the remote group (world ranks). */
+            int sum = -1, expect = 0;
+            for (int i = 0; i < rsize_expect; i++) expect += color ? i : half + i;
+            CHECK_MPI(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, idup[k]));
+            CHECK(sum == expect, "allreduce on idup %d: %d, expected %d", k, sum, expect);
+        }
+        CHECK_MPI(MPI_Comm_compare(local, idup[1], &result));
+        CHECK(result == MPI_CONGRUENT, "compare(local, idup) = %d", result);
+        for (int k = 0; k < 3; k++) CHECK_MPI(MPI_Comm_free(&idup[k]));
     }
 
     /* --- merge: high = 0 on the lower half, 1 on the upper --------------- */
