@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <unistd.h>
 #include <map>
 #include <mutex>
 #include <string>
@@ -60,6 +61,7 @@ namespace {
   X(cuIpcOpenMemHandle)            \
   X(cuIpcCloseMemHandle)           \
   X(cuMemGetHandleForAddressRange) \
+  X(cuDeviceGetAttribute)          \
   X(cuPointerSetAttribute)         \
   X(cuGetErrorString)
 
@@ -507,18 +509,41 @@ void* ipc_open(int peer_world, const IpcHandle& h) {
 }
 
 int dmabuf_fd(const void* p, size_t len, uint64_t* offset) {
-  if (!started_on() || !cu.cuMemGetHandleForAddressRange) return -1;
-  // dma-buf ranges are whole pages.
-  constexpr uintptr_t kPage = 4096;
-  auto a = reinterpret_cast<uintptr_t>(p);
-  uintptr_t start_page = a & ~(kPage - 1);
-  size_t span = ((a + len + kPage - 1) & ~(kPage - 1)) - start_page;
-  int fd = -1;
+  if (!started_on() || !cu.cuMemGetHandleForAddressRange || !cu.cuDeviceGetAttribute) return -1;
+  // Only cuMemAlloc memory (not managed, not host) can be exported.
+  if (classify(p) != Memory::Device) return -1;
   std::lock_guard<std::mutex> guard(lock);
-  if (cu.cuMemGetHandleForAddressRange(&fd, start_page, span, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0) !=
-      CUDA_SUCCESS)
+  if (!ensure_context()) return -1;
+  // The whole allocation is exported (page-rounded): one fd serves every
+  // buffer in it, and the driver wants page-aligned ranges anyway.
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  const auto a = reinterpret_cast<CUdeviceptr>(p);
+  if (cu.cuMemGetAddressRange(&base, &size, a) != CUDA_SUCCESS || !base || a + len > base + size) return -1;
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  if (base % page != 0) return -1;
+  // The device must support dma-buf export (Linux kernel and driver
+  // support: open kernel modules, CUDA 11.7 and later).
+  int ordinal = -1;
+  CUpointer_attribute attr = CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL;
+  void* value = &ordinal;
+  CUdevice device = 0;
+  int supported = 0;
+  if (cu.cuPointerGetAttributes(1, &attr, &value, base) != CUDA_SUCCESS || ordinal < 0 ||
+      cu.cuDeviceGet(&device, ordinal) != CUDA_SUCCESS ||
+      cu.cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, device) != CUDA_SUCCESS ||
+      !supported) {
+    log::debug(2, "accel: device %d cannot export dma-buf handles", ordinal);
     return -1;
-  *offset = a - start_page;
+  }
+  int fd = -1;
+  const size_t span = (size + page - 1) / page * page;
+  CUresult rc = cu.cuMemGetHandleForAddressRange(&fd, base, span, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+  if (rc != CUDA_SUCCESS || fd < 0) {
+    log::debug(2, "accel: no dma-buf handle for %p: %s", p, error_name(rc));
+    return -1;
+  }
+  *offset = a - base;
   return fd;
 }
 

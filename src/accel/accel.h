@@ -98,7 +98,14 @@ bool ipc_export(const void* p, IpcHandle* h);
 // closed at finalize) and returns its address here, or nullptr.
 void* ipc_open(int peer_world, const IpcHandle& h);
 
-// dma-buf file descriptor for a device range (for RDMA transports), or -1.
+// GPUDirect RDMA groundwork (not used by a transport yet): a dma-buf file
+// descriptor of the cuMemAlloc allocation holding [p, p + len), exported
+// whole (page-rounded) with cuMemGetHandleForAddressRange
+// (CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD), and in *offset where p lies in it:
+// what ibv_reg_dmabuf_mr(pd, *offset, len, iova, fd, access) takes. -1 when
+// the device does not report CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, the
+// driver lacks the entry points, or p is not device memory (managed, host).
+// The caller owns the fd (close it once the registration is made).
 int dmabuf_fd(const void* p, size_t len, uint64_t* offset);
 
 // ---- staging parameters ------------------------------------------------------

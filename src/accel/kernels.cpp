@@ -7,6 +7,7 @@
 #include "accel/kernels.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -460,12 +461,36 @@ int reduce(const Op& op, const void* in, void* inout, size_t count, const Dataty
   return rc;
 }
 
+// Device scratch is kept for reuse by power-of-two size class: cuMemAlloc
+// and cuMemFree cost tens of microseconds (cuMemFree waits for the GPU),
+// and a reused buffer keeps its IPC handle, so a peer that mapped it once
+// finds the mapping in its cache. At most kPooledScratch buffers stay.
+namespace {
+constexpr size_t kPooledScratch = 8;
+constexpr size_t kMinScratch = 4096;
+struct Scratch {
+  CUdeviceptr p;
+  size_t bytes;
+};
+std::vector<Scratch> scratch_pool;
+
+size_t scratch_class(size_t bytes) { return std::bit_ceil(std::max(bytes, kMinScratch)); }
+}  // namespace
+
 void* scratch_alloc(size_t bytes) {
   CUstream stream = nullptr;
   std::unique_lock<std::mutex> guard = lock_kernels(&stream);
   if (!guard.owns_lock()) return nullptr;
+  const size_t size = scratch_class(bytes);
+  for (auto it = scratch_pool.begin(); it != scratch_pool.end(); ++it) {
+    if (it->bytes == size) {
+      CUdeviceptr p = it->p;
+      scratch_pool.erase(it);
+      return reinterpret_cast<void*>(p);
+    }
+  }
   CUdeviceptr p = 0;
-  CUresult rc = cu.cuMemAlloc(&p, bytes ? bytes : 1);
+  CUresult rc = cu.cuMemAlloc(&p, size);
   if (rc != CUDA_SUCCESS) {
     log::debug(1, "accel: no device scratch of %zu bytes: %s", bytes, error_name(rc));
     return nullptr;
@@ -473,11 +498,18 @@ void* scratch_alloc(size_t bytes) {
   return reinterpret_cast<void*>(p);
 }
 
-void scratch_free(void* p) {
+void scratch_free(void* p, size_t bytes) {
   if (!p) return;
   CUstream stream = nullptr;
   CUcontext ctx = nullptr;
   std::unique_lock<std::mutex> guard = detail::lock_stream(&stream, &ctx);
+  // No context can be made current (a driver in a broken state): the
+  // driver could not free it either, and the pool needs the lock.
+  if (!guard.owns_lock()) return;
+  if (scratch_pool.size() < kPooledScratch) {
+    scratch_pool.push_back({reinterpret_cast<CUdeviceptr>(p), scratch_class(bytes)});
+    return;
+  }
   if (cu.cuMemFree) cu.cuMemFree(reinterpret_cast<CUdeviceptr>(p));
 }
 
@@ -485,9 +517,12 @@ void finalize() {
   CUstream stream = nullptr;
   CUcontext ctx = nullptr;
   std::unique_lock<std::mutex> guard = detail::lock_stream(&stream, &ctx);
-  if (cu.cuMemFree)
+  if (cu.cuMemFree) {
     for (CachedLayout& c : layouts) release(c);
+    for (const Scratch& b : scratch_pool) cu.cuMemFree(b.p);
+  }
   layouts.clear();
+  scratch_pool.clear();
   if (module && guard.owns_lock()) cu.cuModuleUnload(module);
   module = nullptr;
   module_context = nullptr;

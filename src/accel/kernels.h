@@ -52,17 +52,20 @@ int unpack(void* user, const void* packed, std::size_t count, const Datatype& t)
 // is defined for the type.
 int reduce(const Op& op, const void* in, void* inout, std::size_t count, const Datatype& t);
 
-// Device memory for packed data (e.g. the PML packing a non-contiguous
-// device buffer into a contiguous one before sending it): nullptr when the
-// kernels are not available or the GPU is out of memory.
+// Device memory (plain cuMemAlloc memory: IPC can export it) for packed
+// data, e.g. the PML packing a non-contiguous device buffer into a
+// contiguous one before sending it: nullptr when the kernels are not
+// available or the GPU is out of memory. Freed buffers are pooled by
+// power-of-two size class (a few, until finalize); scratch_free takes the
+// size given to scratch_alloc.
 void* scratch_alloc(std::size_t bytes);
-void scratch_free(void* p);
+void scratch_free(void* p, std::size_t bytes);
 
 // Frees the cached layouts and unloads the module (from accel::finalize).
 void finalize();
 #else
 inline void* scratch_alloc(std::size_t) { return nullptr; }
-inline void scratch_free(void*) {}
+inline void scratch_free(void*, std::size_t) {}
 inline bool available() { return false; }
 inline int pack(void*, const void*, std::size_t, const Datatype&) { return 1; }
 inline int unpack(void*, const void*, std::size_t, const Datatype&) { return 1; }

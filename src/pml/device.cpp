@@ -15,14 +15,22 @@
 //            pinned chunks: chunk k+1 is copied from the device while the
 //            fragments of chunk k go out. A device receiver gathers fragments
 //            in a pinned chunk and copies each full chunk to the device.
-// Non-contiguous device buffers are copied whole into a host shadow when the
-// operation starts (receives copy it back at completion) and then travel as
+// Non-contiguous device buffers: with the GPU kernels (accel/kernels.h) a
+// send is packed by a kernel into contiguous device scratch when it starts,
+// and a receive lands in device scratch that a kernel unpacks at
+// completion; the request travels as that many bytes of contiguous device
+// memory on the paths above (MPI_BYTE over the scratch). Without kernels
+// (AXON_ACCEL_KERNELS=0, no fatbin, the module does not load, another
+// context) the buffer's span is copied whole into a host shadow when the
+// operation starts (receives copy it back at completion) and travels as
 // host data.
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
 #include <string_view>
 
 #include "accel/accel.h"
+#include "accel/kernels.h"
 #include "base/counter.h"
 #include "base/log.h"
 #include "base/status.h"
@@ -41,6 +49,10 @@ Counter device_staged{"axon_pml_device_staged_sends", Counter::Class::Counter,
                       "Sends from GPU memory streamed through pinned host buffers"};
 Counter device_shadows{"axon_pml_device_shadows", Counter::Class::Counter,
                        "Non-contiguous GPU buffers copied whole to a host shadow"};
+Counter device_kernel_packs{"axon_pml_device_kernel_packs", Counter::Class::Counter,
+                            "Non-contiguous GPU send buffers packed by a GPU kernel into contiguous device scratch"};
+Counter device_kernel_unpacks{"axon_pml_device_kernel_unpacks", Counter::Class::Counter,
+                              "Non-contiguous GPU receive buffers unpacked by a GPU kernel from contiguous device scratch"};
 
 struct DeviceState {
   // Shadow of a non-contiguous device buffer.
@@ -49,6 +61,13 @@ struct DeviceState {
   uint8_t* shadow = nullptr;
   size_t span = 0;
   bool copy_back = false;
+  // Packed on the GPU: the request travels as r->length bytes of scratch;
+  // the user's type and count come back at completion.
+  void* scratch = nullptr;
+  size_t scratch_bytes = 0;
+  const Datatype* user_type = nullptr;
+  MPI_Count user_count = 0;
+  bool unpack_at_end = false;
   // Sender pipeline: two pinned chunks; slot s holds [begin[s], begin[s]+len[s]).
   uint8_t* chunk[2] = {nullptr, nullptr};
   size_t begin[2] = {0, 0};
@@ -89,6 +108,71 @@ void free_pipeline(DeviceState* s) {
   s->recv_chunk = nullptr;
 }
 
+// A non-contiguous device buffer packed by a GPU kernel: a send is packed
+// now (the kernel is waited for: the scratch is complete before any byte of
+// it travels or is exported), a receive gets empty scratch. Either way the
+// request then carries r->length bytes of contiguous device memory. Returns
+// 1 when the kernels cannot serve it (the caller uses a host shadow).
+int stage_packed(Request* r, bool send) {
+  if (!accel::kernels::available()) return 1;
+  void* scratch = accel::kernels::scratch_alloc(r->length);
+  if (!scratch) return 1;
+  if (send) {
+    int rc = accel::kernels::pack(scratch, r->buffer, static_cast<size_t>(r->count), *r->type);
+    if (rc != 0) {
+      accel::kernels::scratch_free(scratch, r->length);
+      return rc > 0 ? 1 : MPI_ERR_OTHER;
+    }
+    device_kernel_packs.add();
+  }
+  DeviceState* s = state_of(r);
+  s->scratch = scratch;
+  s->scratch_bytes = r->length;
+  s->user_buffer = r->buffer;
+  s->user_type = r->type;
+  s->user_count = r->count;
+  s->unpack_at_end = !send;
+  // The user's type keeps its reference (prepare); MPI_BYTE is predefined.
+  r->buffer = scratch;
+  r->type = datatype_from_handle(MPI_BYTE);
+  r->count = static_cast<MPI_Count>(r->length);
+  r->device = kDeviceBuffer | kDeviceIpc;
+  return MPI_SUCCESS;
+}
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+
+// Receive: `bytes` packed bytes in scratch into the user's buffer. Whole
+// items go through the unpack kernel; a message that ends inside an item
+// (or a kernel that cannot serve the type any more) goes through a host
+// shadow of the user's span (holes keep their bytes).
+int unpack_received(DeviceState* s, size_t bytes) {
+  const Datatype& t = *s->user_type;
+  if (bytes % t.size == 0) {
+    int rc = accel::kernels::unpack(s->user_buffer, s->scratch, bytes / t.size, t);
+    if (rc == 0) {
+      device_kernel_unpacks.add();
+      return MPI_SUCCESS;
+    }
+    if (rc < 0) return MPI_ERR_OTHER;
+  }
+  ptrdiff_t lo = 0, hi = 0;
+  span_of(t, static_cast<size_t>(s->user_count), &lo, &hi);
+  const size_t span = static_cast<size_t>(hi - lo);
+  std::unique_ptr<uint8_t, FreeDeleter> packed(static_cast<uint8_t*>(std::malloc(bytes)));
+  std::unique_ptr<uint8_t, FreeDeleter> shadow(static_cast<uint8_t*>(std::malloc(span ? span : 1)));
+  if (!packed || !shadow) return MPI_ERR_NO_MEM;
+  uint8_t* user_span = static_cast<uint8_t*>(s->user_buffer) + lo;
+  if (accel::copy_to_host(packed.get(), s->scratch, bytes) != 0 ||
+      accel::copy_to_host(shadow.get(), user_span, span) != 0)
+    return MPI_ERR_OTHER;
+  unpack_bytes(t, packed.get(), bytes, shadow.get() - lo);
+  device_shadows.add();
+  return accel::copy_from_host(user_span, shadow.get(), span) == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
+}
+
 }  // namespace
 
 int device_stage(Request* r, bool send) {
@@ -98,7 +182,9 @@ int device_stage(Request* r, bool send) {
     r->device = kDeviceBuffer | (kind == accel::Memory::Device ? kDeviceIpc : 0);
     return MPI_SUCCESS;
   }
-  // Non-contiguous: the datatype engine works on host memory.
+  // Non-contiguous: packed on the GPU when the kernels can, else a host
+  // shadow (the datatype engine works on host memory).
+  if (int rc = stage_packed(r, send); rc != 1) return rc;
   ptrdiff_t lo = 0, hi = 0;
   span_of(*r->type, static_cast<size_t>(r->count), &lo, &hi);
   DeviceState* s = state_of(r);
@@ -119,6 +205,18 @@ int device_stage(Request* r, bool send) {
 void device_complete(Request* r) {
   auto* s = static_cast<DeviceState*>(r->device_state);
   free_pipeline(s);
+  if (s->scratch) {
+    // Every byte is in (FIN, last fragment, eager copy: all waited for).
+    if (s->unpack_at_end && !r->cancelled && r->bytes > 0) {
+      int rc = unpack_received(s, std::min(r->bytes, s->scratch_bytes));
+      if (rc != MPI_SUCCESS && r->error == MPI_SUCCESS) r->error = rc;
+    }
+    accel::kernels::scratch_free(s->scratch, s->scratch_bytes);
+    // Persistent requests start again from the user's arguments.
+    r->buffer = s->user_buffer;
+    r->type = s->user_type;
+    r->count = s->user_count;
+  }
   if (s->shadow) {
     if (s->copy_back && !r->cancelled && accel::copy_from_host(s->span_device, s->shadow, s->span) != 0 &&
         r->error == MPI_SUCCESS)

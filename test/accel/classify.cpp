@@ -14,12 +14,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <unistd.h>
 #include <string>
 #include <vector>
 
 #include <cuda.h>
 
 #include "accel/accel.h"
+#include "accel/kernel_records.h"
 #include "fake_cuda_stats.h"
 
 namespace {
@@ -43,6 +45,119 @@ template <class F> F sym(void* lib, const char* name) {
 }
 
 using namespace axon;
+
+// The fake driver's emulation of Axon's kernels, through the driver API
+// alone: a pack launched on a stream runs only when that stream
+// synchronises (a copy on another, non-blocking stream still reads the old
+// bytes), in launch order, and a launch that reaches outside its buffers
+// faults (sticky, as a dead context: checked last).
+int fake_kernels(void* lib) {
+  namespace kr = axon::accel::kernel_records;
+  auto retain = sym<CUresult (*)(CUcontext*, CUdevice)>(lib, "cuDevicePrimaryCtxRetain");
+  auto set_current = sym<CUresult (*)(CUcontext)>(lib, "cuCtxSetCurrent");
+  auto init = sym<CUresult (*)(unsigned)>(lib, "cuInit");
+  auto mem_alloc = sym<CUresult (*)(CUdeviceptr*, size_t)>(lib, "cuMemAlloc_v2");
+  auto mem_free = sym<CUresult (*)(CUdeviceptr)>(lib, "cuMemFree_v2");
+  auto htod = sym<CUresult (*)(CUdeviceptr, const void*, size_t)>(lib, "cuMemcpyHtoD_v2");
+  auto copy_async = sym<CUresult (*)(CUdeviceptr, CUdeviceptr, size_t, CUstream)>(lib, "cuMemcpyAsync");
+  auto stream_create = sym<CUresult (*)(CUstream*, unsigned)>(lib, "cuStreamCreate");
+  auto stream_sync = sym<CUresult (*)(CUstream)>(lib, "cuStreamSynchronize");
+  auto load = sym<CUresult (*)(CUmodule*, const void*)>(lib, "cuModuleLoadData");
+  auto get_function = sym<CUresult (*)(CUfunction*, CUmodule, const char*)>(lib, "cuModuleGetFunction");
+  auto launch = sym<CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                 CUstream, void**, void**)>(lib, "cuLaunchKernel");
+  auto stats = sym<void (*)(fake_cuda_stats*)>(lib, "fake_cuda_stats");
+  CUcontext ctx = nullptr;
+  EXPECT(init(0) == CUDA_SUCCESS && retain(&ctx, 0) == CUDA_SUCCESS && set_current(ctx) == CUDA_SUCCESS);
+  CUmodule module = nullptr;
+  const unsigned char not_fatbin[16] = {0x7f, 'E', 'L', 'F'};
+  EXPECT(load(&module, not_fatbin) == CUDA_ERROR_INVALID_IMAGE);
+  const unsigned char fatbin_header[16] = {0x50, 0xed, 0x55, 0xba, 1, 0, 16, 0};  // magic 0xBA55ED50
+  EXPECT(load(&module, fatbin_header) == CUDA_SUCCESS);
+  CUfunction pack = nullptr, unpack = nullptr, nothing = nullptr;
+  EXPECT(get_function(&pack, module, "axon_pack") == CUDA_SUCCESS);
+  EXPECT(get_function(&unpack, module, "axon_unpack") == CUDA_SUCCESS);
+  EXPECT(get_function(&nothing, module, "axon_reduce_layout_pdd") == CUDA_SUCCESS);
+  EXPECT(get_function(&nothing, module, "no_such_kernel") == CUDA_ERROR_NOT_FOUND);
+
+  // 4 units (2 items x 2 reps) of one piece: 3 runs of 4 bytes, 8 apart.
+  CUdeviceptr user = 0, packed = 0, pieces = 0, out = 0;
+  EXPECT(mem_alloc(&user, 256) == CUDA_SUCCESS && mem_alloc(&packed, 48) == CUDA_SUCCESS &&
+         mem_alloc(&pieces, sizeof(kr::Piece)) == CUDA_SUCCESS && mem_alloc(&out, 48) == CUDA_SUCCESS);
+  unsigned char host[256], zero[48] = {};
+  for (int i = 0; i < 256; ++i) host[i] = static_cast<unsigned char>(i);
+  kr::Piece piece{4, 4, 3, 8, 0};
+  EXPECT(htod(user, host, sizeof host) == CUDA_SUCCESS && htod(pieces, &piece, sizeof piece) == CUDA_SUCCESS &&
+         htod(packed, zero, sizeof zero) == CUDA_SUCCESS);
+  kr::Layout layout{pieces, 1, 4, 2, 32, 100, 12};
+  CUstream s = nullptr, other = nullptr;
+  EXPECT(stream_create(&s, 0) == CUDA_SUCCESS && stream_create(&other, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
+  char* dst = reinterpret_cast<char*>(packed);
+  char* src = reinterpret_cast<char*>(user);
+  int per_thread = 0;
+  void* params[] = {&dst, &src, &layout, &per_thread};
+  EXPECT(launch(pack, 1, 1, 1, 2048, 1, 1, 0, s, params, nullptr) == CUDA_ERROR_INVALID_VALUE);  // > 1024 threads
+  EXPECT(launch(pack, 4, 1, 1, 256, 1, 1, 0, s, params, nullptr) == CUDA_SUCCESS);
+  auto download = [&](CUdeviceptr from, CUstream on, unsigned char* to) {
+    // Through a device copy on `on`, then to the host.
+    EXPECT(copy_async(out, from, 48, on) == CUDA_SUCCESS);
+    auto dtoh = sym<CUresult (*)(void*, CUdeviceptr, size_t)>(lib, "cuMemcpyDtoH_v2");
+    EXPECT(dtoh(to, out, 48) == CUDA_SUCCESS);
+  };
+  {
+    fake_cuda_stats st{};
+    stats(&st);
+    EXPECT(st.kernel_launches == 1 && st.kernel_packs == 1 && st.kernels_run == 0);
+  }
+  // A copy on another, non-blocking stream reads the old bytes (the
+  // synchronous download after it, on the legacy stream, then runs the
+  // kernel: too late for that copy).
+  unsigned char got[48];
+  download(packed, other, got);
+  EXPECT(std::memcmp(got, zero, sizeof got) == 0);
+  EXPECT(stream_sync(s) == CUDA_SUCCESS);
+  download(packed, other, got);
+  unsigned char want[48];
+  for (int u = 0; u < 4; ++u)
+    for (int r = 0; r < 3; ++r)
+      for (int b = 0; b < 4; ++b) want[u * 12 + r * 4 + b] = host[(u / 2) * 100 + (u % 2) * 32 + 4 + r * 8 + b];
+  EXPECT(std::memcmp(got, want, sizeof want) == 0);
+
+  // Unpack into zeroed user memory, then a launch that reaches past its
+  // buffer: the next synchronisation reports it, and from then on.
+  unsigned char zeros[256] = {};
+  EXPECT(htod(user, zeros, sizeof zeros) == CUDA_SUCCESS);
+  std::swap(dst, src);  // unpack(user, packed, ...)
+  EXPECT(launch(unpack, 1, 1, 1, 32, 1, 1, 0, s, params, nullptr) == CUDA_SUCCESS);
+  EXPECT(stream_sync(s) == CUDA_SUCCESS);
+  {
+    auto dtoh = sym<CUresult (*)(void*, CUdeviceptr, size_t)>(lib, "cuMemcpyDtoH_v2");
+    unsigned char back[256];
+    EXPECT(dtoh(back, user, sizeof back) == CUDA_SUCCESS);
+    bool ok = true;
+    for (int i = 0; i < 256; ++i) {
+      int u = -1;
+      for (int k = 0; k < 4; ++k) {
+        int at = (k / 2) * 100 + (k % 2) * 32 + 4;
+        if (i >= at && i < at + 20 && (i - at) % 8 < 4) u = k * 12 + (i - at) / 8 * 4 + (i - at) % 8;
+      }
+      ok = ok && back[i] == (u < 0 ? 0 : want[u]);
+    }
+    EXPECT(ok);
+  }
+  layout.units = 8;  // unit 7 starts at 332, past the 256-byte allocation
+  EXPECT(launch(unpack, 1, 1, 1, 32, 1, 1, 0, s, params, nullptr) == CUDA_SUCCESS);
+  EXPECT(stream_sync(s) == CUDA_ERROR_ILLEGAL_ADDRESS);
+  fake_cuda_stats st{};
+  stats(&st);
+  EXPECT(st.kernel_faults == 1 && st.kernels_run == 3 && st.module_loads == 1);
+  for (CUdeviceptr p : {user, packed, pieces, out}) mem_free(p);
+  auto unload = sym<CUresult (*)(CUmodule)>(lib, "cuModuleUnload");
+  auto stream_destroy = sym<CUresult (*)(CUstream)>(lib, "cuStreamDestroy_v2");
+  EXPECT(unload(module) == CUDA_SUCCESS && stream_destroy(s) == CUDA_SUCCESS && stream_destroy(other) == CUDA_SUCCESS);
+  std::printf("%s\n", failures ? "FAILED" : "ok: fake kernels");
+  return failures ? 1 : 0;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -86,6 +201,11 @@ int main(int argc, char** argv) {
       time_it("driver, context (fake)");
     }
     return 0;
+  }
+  if (mode == "fake-kernels") {
+    void* lib = dlopen(lib_path.c_str(), RTLD_NOW);
+    if (!lib) return 1;
+    return fake_kernels(lib);
   }
   if (mode == "nodevice") {
     int x = 0;
@@ -186,8 +306,28 @@ int main(int argc, char** argv) {
   EXPECT(!accel::ipc_export(reinterpret_cast<char*>(managed), &h1));
   // Opening one's own handle fails (as with the real driver): callers copy directly.
   EXPECT(accel::ipc_open(0, h2) == nullptr);
-  uint64_t off = 0;
-  EXPECT(accel::dmabuf_fd(d, 4096, &off) == -1);  // the fake has no dma-buf
+  // dma-buf (GPUDirect RDMA groundwork): the whole allocation is exported,
+  // the offset says where the buffer lies in it. The fake's dma-buf is the
+  // allocation's memfd: the device bytes read back through it.
+  {
+    uint64_t off = 0;
+    const char msg[] = "dma-buf bytes";
+    EXPECT(accel::copy(d + 8192 + 3, msg, sizeof msg) == 0);
+    int fd = accel::dmabuf_fd(d + 8192 + 3, sizeof msg, &off);
+    EXPECT(fd >= 0 && off == 8192 + 3);
+    char back[sizeof msg] = {};
+    EXPECT(fd >= 0 && pread(fd, back, sizeof back, static_cast<off_t>(off)) == static_cast<ssize_t>(sizeof back));
+    EXPECT(std::memcmp(back, msg, sizeof msg) == 0);
+    if (fd >= 0) close(fd);
+    EXPECT(accel::dmabuf_fd(d + (1u << 20) - 8, 16, &off) == -1);  // beyond the allocation
+    EXPECT(accel::dmabuf_fd(reinterpret_cast<void*>(managed), 64, &off) == -1);             // not cuMemAlloc memory
+    EXPECT(accel::dmabuf_fd(&off, 8, &off) == -1);                 // host memory
+    setenv("FAKE_CUDA_DMABUF", "0", 1);                            // a device without dma-buf support
+    EXPECT(accel::dmabuf_fd(d, 4096, &off) == -1);
+    unsetenv("FAKE_CUDA_DMABUF");
+    stats(&st);
+    EXPECT(st.dmabuf_exports == 1);
+  }
 
   accel::finalize();
   for (auto m : many) mem_free(m);

@@ -26,8 +26,13 @@
  * reading it through IPC, as on a GPU. CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on an
  * allocation makes such copies into it complete before they return.
  *
+ * Axon's GPU kernels are emulated on the host (see "GPU kernels" below:
+ * module load, function handles, launches that run in stream order), and
+ * a dma-buf export hands out a duplicate of an allocation's memfd.
+ *
  * FAKE_CUDA_DEVICES=0 makes the fake report no device (cuInit fails like a
- * driver without GPU). */
+ * driver without GPU); FAKE_CUDA_KERNELS=0 makes it refuse the kernel
+ * module, FAKE_CUDA_DMABUF=0 deny dma-buf support. */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <fcntl.h>
@@ -118,12 +123,8 @@ static void flush_pending_locked(void)
     pending_tail = &pending_head;
 }
 
-static void flush_pending(void)
-{
-    pthread_mutex_lock(&mu);
-    flush_pending_locked();
-    pthread_mutex_unlock(&mu);
-}
+/* GPU kernels below: runs every launch the streams hold. */
+static void run_all_streams_locked(void);
 
 static void remove_locked(struct alloc *gone)
 {
@@ -247,6 +248,8 @@ EXPORT CUresult cuMemAllocManaged(CUdeviceptr *p, size_t size, unsigned flags)
 EXPORT CUresult cuMemFree(CUdeviceptr p)
 {
     pthread_mutex_lock(&mu);
+    /* cuMemFree waits for the device. */
+    run_all_streams_locked();
     flush_pending_locked();
     struct alloc *a = find_locked((uintptr_t)p);
     if (!a || a->base != (uintptr_t)p || (a->kind != K_DEVICE && a->kind != K_MANAGED)) {
@@ -342,12 +345,386 @@ static void *cpu_view_locked(uintptr_t p, int *is_device)
 }
 
 /* What a stream handle is: NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD
- * are pseudo-handles; others come from cuStreamCreate. */
-struct fake_stream { unsigned flags; };
+ * are pseudo-handles; others come from cuStreamCreate. A created stream
+ * holds the kernel launches not run yet (see "GPU kernels" below). */
+struct launch;
+struct fake_stream {
+    unsigned flags;
+    struct launch *queue, **queue_tail;
+    struct fake_stream *next;
+};
+static struct fake_stream *streams;
+static int pseudo_stream(CUstream s) { return s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD; }
 static int blocking_stream(CUstream s)
 {
-    if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) return 1;
+    if (pseudo_stream(s)) return 1;
     return !(((struct fake_stream *)s)->flags & CU_STREAM_NON_BLOCKING);
+}
+
+/* ---- GPU kernels ------------------------------------------------------------
+ * Axon's kernels (src/accel/kernels.cu) emulated on the host: the module is
+ * Axon's embedded fatbin (checked by its magic only), each kernel name it
+ * has gets a function handle, and cuLaunchKernel reads the same parameter
+ * block the GPU would (the records of src/accel/kernel_records.h) and runs
+ * the kernel's semantics on the fake device memory.
+ *
+ * A launch on a created stream runs later, in stream order, when that
+ * stream synchronises: cuStreamSynchronize of it, an event recorded on it
+ * seen complete, the next copy queued on it; and work on the legacy stream
+ * (synchronous copies, cuMemsetD8, cuMemFree, cuCtxSynchronize) runs what
+ * the blocking streams hold first. So a caller that reads the result, or
+ * lets another process read it through IPC, before waiting for the kernel
+ * sees the old bytes, as on a GPU. Every byte a kernel touches must lie in
+ * one allocation the fake knows (device, managed, pinned, IPC-mapped): else
+ * the launch is a fault, reported on stderr, counted, and the next
+ * synchronisation returns CUDA_ERROR_ILLEGAL_ADDRESS (sticky, as a real
+ * context dies). FAKE_CUDA_KERNELS=0 makes cuModuleLoadData fail (a GPU
+ * the fatbin has no code for). */
+#include "accel/kernel_records.h"
+
+enum fn_kind { FN_PACK, FN_UNPACK, FN_REDUCE, FN_REDUCE_LAYOUT };
+/* Storage types and op codes of kernels.cu, in its order. */
+enum { S_I8, S_I16, S_I32, S_I64, S_U8, S_U16, S_U32, S_U64, S_F32, S_F64, S_C32, S_C64, S_PFI, S_PDI, S_PLI,
+       S_PII, S_PSI, S_PFF, S_PDD, S_COUNT };
+static const char *const storage_names[S_COUNT] = {"i8",  "i16", "i32", "i64", "u8",  "u16", "u32",
+                                                   "u64", "f32", "f64", "c32", "c64", "pfi", "pdi",
+                                                   "pli", "pii", "psi", "pff", "pdd"};
+static const size_t storage_size[S_COUNT] = {1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 8, 16, 8, 16, 16, 8, 8, 8, 16};
+enum { OP_SUM, OP_PROD, OP_MIN, OP_MAX, OP_LAND, OP_LOR, OP_LXOR, OP_BAND, OP_BOR, OP_BXOR, OP_MINLOC, OP_MAXLOC };
+
+struct fake_function {
+    char name[32];
+    int kind;
+    int storage;
+};
+static struct fake_function functions[2 + 2 * S_COUNT];
+static int function_count;
+static int kernel_fault;  /* sticky: a kernel touched memory it could not reach */
+
+struct fake_module { char magic[8]; };
+
+struct launch {
+    const struct fake_function *fn;
+    uintptr_t a, b;  /* first and second pointer parameter */
+    Layout layout;   /* pack, unpack, reduce_layout */
+    unsigned long long n;  /* reduce: elements */
+    int arg;         /* per_thread, or the op code */
+    struct launch *next;
+};
+
+static void init_functions_locked(void)
+{
+    if (function_count) return;
+    struct fake_function *f = functions;
+    snprintf(f->name, sizeof f->name, "axon_pack"); f->kind = FN_PACK; f++;
+    snprintf(f->name, sizeof f->name, "axon_unpack"); f->kind = FN_UNPACK; f++;
+    for (int s = 0; s < S_COUNT; s++) {
+        snprintf(f->name, sizeof f->name, "axon_reduce_%s", storage_names[s]);
+        f->kind = FN_REDUCE; f->storage = s; f++;
+        snprintf(f->name, sizeof f->name, "axon_reduce_layout_%s", storage_names[s]);
+        f->kind = FN_REDUCE_LAYOUT; f->storage = s; f++;
+    }
+    function_count = (int)(f - functions);
+}
+
+/* The fake's read-write view of [p, p + n) when it lies in one allocation. */
+static unsigned char *kernel_view_locked(uintptr_t p, size_t n)
+{
+    struct alloc *a = find_locked(p);
+    if (!a || n > a->size || p - a->base > a->size - n) return NULL;
+    return (unsigned char *)(a->shadow + (p - a->base));
+}
+
+/* The view of `rows` runs of `length` bytes, `stride` apart, from `p`:
+ * checks the whole footprint once and returns the view of `p`. */
+static unsigned char *runs_view_locked(uintptr_t p, unsigned long long length, unsigned long long rows,
+                                       long long stride)
+{
+    long long last = rows > 1 ? (long long)(rows - 1) * stride : 0;
+    long long lo = last < 0 ? last : 0, hi = (last > 0 ? last : 0) + (long long)length;
+    unsigned char *v = kernel_view_locked(p + (uintptr_t)lo, (size_t)(hi - lo));
+    return v ? v - lo : NULL;
+}
+
+static long long unit_offset(const Layout *l, unsigned long long u)
+{
+    return (long long)(u / l->reps) * l->extent + (long long)(u % l->reps) * l->rep_stride;
+}
+
+/* inout = in op inout for one element of storage s (kernels.cu's formulas:
+ * `in` is the left operand, integer + and * wrap in the unsigned type). */
+#define INT_OPS(T, W)                                                          \
+    {                                                                          \
+        T x, y;                                                                \
+        memcpy(&x, in, sizeof x);                                              \
+        memcpy(&y, inout, sizeof y);                                           \
+        switch (op) {                                                          \
+        case OP_SUM: y = (T)((W)x + (W)y); break;                              \
+        case OP_PROD: y = (T)((W)x * (W)y); break;                             \
+        case OP_MIN: y = x < y ? x : y; break;                                 \
+        case OP_MAX: y = x > y ? x : y; break;                                 \
+        case OP_LAND: y = (T)((x != 0) & (y != 0)); break;                     \
+        case OP_LOR: y = (T)((x != 0) | (y != 0)); break;                      \
+        case OP_LXOR: y = (T)((x != 0) ^ (y != 0)); break;                     \
+        case OP_BAND: y = (T)(x & y); break;                                   \
+        case OP_BOR: y = (T)(x | y); break;                                    \
+        case OP_BXOR: y = (T)(x ^ y); break;                                   \
+        default: return;                                                       \
+        }                                                                      \
+        memcpy(inout, &y, sizeof y);                                           \
+        return;                                                                \
+    }
+#define FLOAT_OPS(T)                                                           \
+    {                                                                          \
+        T x, y;                                                                \
+        memcpy(&x, in, sizeof x);                                              \
+        memcpy(&y, inout, sizeof y);                                           \
+        switch (op) {                                                          \
+        case OP_SUM: y = x + y; break;                                         \
+        case OP_PROD: y = x * y; break;                                        \
+        case OP_MIN: y = x < y ? x : y; break;                                 \
+        case OP_MAX: y = x > y ? x : y; break;                                 \
+        default: return;                                                       \
+        }                                                                      \
+        memcpy(inout, &y, sizeof y);                                           \
+        return;                                                                \
+    }
+/* C99 complex multiplication is gcc's __mulsc3 / __muldc3 (Annex G), what
+ * kernels.cu reproduces. */
+#define COMPLEX_OPS(T)                                                         \
+    {                                                                          \
+        T _Complex x, y;                                                       \
+        memcpy(&x, in, sizeof x);                                              \
+        memcpy(&y, inout, sizeof y);                                           \
+        switch (op) {                                                          \
+        case OP_SUM: y = x + y; break;                                         \
+        case OP_PROD: y = x * y; break;                                        \
+        default: return;                                                       \
+        }                                                                      \
+        memcpy(inout, &y, sizeof y);                                           \
+        return;                                                                \
+    }
+/* MINLOC / MAXLOC: value at 0, index at `at`; only the members are written. */
+#define PAIR_OPS(V, I, at)                                                     \
+    {                                                                          \
+        V xv, yv;                                                              \
+        I xi, yi;                                                              \
+        memcpy(&xv, in, sizeof xv);                                            \
+        memcpy(&yv, inout, sizeof yv);                                         \
+        memcpy(&xi, in + (at), sizeof xi);                                     \
+        memcpy(&yi, inout + (at), sizeof yi);                                  \
+        if (op != OP_MINLOC && op != OP_MAXLOC) return;                        \
+        int better = op == OP_MAXLOC ? xv > yv : xv < yv;                      \
+        if (better) {                                                          \
+            memcpy(inout, &xv, sizeof xv);                                     \
+            memcpy(inout + (at), &xi, sizeof xi);                              \
+        } else if (xv == yv && xi < yi) {                                      \
+            memcpy(inout + (at), &xi, sizeof xi);                              \
+        }                                                                      \
+        return;                                                                \
+    }
+
+static void reduce_element(int s, int op, const unsigned char *in, unsigned char *inout)
+{
+    switch (s) {
+    case S_I8: INT_OPS(signed char, unsigned)
+    case S_I16: INT_OPS(short, unsigned)
+    case S_I32: INT_OPS(int, unsigned)
+    case S_I64: INT_OPS(long long, unsigned long long)
+    case S_U8: INT_OPS(unsigned char, unsigned)
+    case S_U16: INT_OPS(unsigned short, unsigned)
+    case S_U32: INT_OPS(unsigned, unsigned)
+    case S_U64: INT_OPS(unsigned long long, unsigned long long)
+    case S_F32: FLOAT_OPS(float)
+    case S_F64: FLOAT_OPS(double)
+    case S_C32: COMPLEX_OPS(float)
+    case S_C64: COMPLEX_OPS(double)
+    case S_PFI: PAIR_OPS(float, int, 4)
+    case S_PDI: PAIR_OPS(double, int, 8)
+    case S_PLI: PAIR_OPS(long long, int, 8)
+    case S_PII: PAIR_OPS(int, int, 4)
+    case S_PSI: PAIR_OPS(short, int, 4)
+    case S_PFF: PAIR_OPS(float, float, 4)
+    case S_PDD: PAIR_OPS(double, double, 8)
+    default: return;
+    }
+}
+
+/* Runs one launch; 0, or -1 on a fault (nothing more is written then). */
+static int run_launch_locked(const struct launch *k)
+{
+    const struct fake_function *fn = k->fn;
+    if (fn->kind == FN_REDUCE) {
+        size_t size = storage_size[fn->storage], bytes = (size_t)k->n * size;
+        if (k->n == 0) return 0;
+        unsigned char *inout = kernel_view_locked(k->a, bytes);
+        const unsigned char *in = kernel_view_locked(k->b, bytes);
+        if (!inout || !in) return -1;
+        for (unsigned long long i = 0; i < k->n; i++) reduce_element(fn->storage, k->arg, in + i * size, inout + i * size);
+        return 0;
+    }
+    const Layout *l = &k->layout;
+    const unsigned char *pieces = l->piece_count ? kernel_view_locked((uintptr_t)l->pieces, l->piece_count * sizeof(Piece)) : NULL;
+    if (l->piece_count && !pieces) return -1;
+    if (l->reps == 0 && l->units) return -1;  /* a division by zero on the GPU */
+    for (unsigned long long u = 0; u < l->units; u++) {
+        const long long user_unit = unit_offset(l, u);
+        for (unsigned long long b = 0; b < l->piece_count; b++) {
+            Piece pc;
+            memcpy(&pc, pieces + b * sizeof pc, sizeof pc);
+            if (pc.length == 0 || pc.count == 0) continue;
+            uintptr_t at = k->a + (uintptr_t)(user_unit + pc.offset);
+            if (fn->kind == FN_REDUCE_LAYOUT) {
+                unsigned char *inout = runs_view_locked(at, pc.length, pc.count, pc.stride);
+                const unsigned char *in = runs_view_locked(k->b + (uintptr_t)(user_unit + pc.offset), pc.length, pc.count,
+                                                           pc.stride);
+                if (!inout || !in) return -1;
+                size_t size = storage_size[fn->storage];
+                for (unsigned long long r = 0; r < pc.count; r++)
+                    for (unsigned long long c = 0; c + size <= pc.length; c += size)
+                        reduce_element(fn->storage, k->arg, in + (long long)r * pc.stride + c,
+                                       inout + (long long)r * pc.stride + c);
+                continue;
+            }
+            /* pack: a = packed, b = user; unpack: a = user, b = packed. */
+            uintptr_t user = (fn->kind == FN_PACK ? k->b : k->a) + (uintptr_t)(user_unit + pc.offset);
+            uintptr_t packed = (fn->kind == FN_PACK ? k->a : k->b) + (uintptr_t)(u * l->unit_size + pc.packed);
+            unsigned char *uv = runs_view_locked(user, pc.length, pc.count, pc.stride);
+            unsigned char *pv = kernel_view_locked(packed, (size_t)(pc.length * pc.count));
+            if (!uv || !pv) return -1;
+            long long stride = pc.count > 1 ? pc.stride : 0;
+            for (unsigned long long r = 0; r < pc.count; r++) {
+                if (fn->kind == FN_PACK) memmove(pv + r * pc.length, uv + (long long)r * stride, pc.length);
+                else memmove(uv + (long long)r * stride, pv + r * pc.length, pc.length);
+            }
+        }
+    }
+    return 0;
+}
+
+static void run_one_locked(struct launch *k)
+{
+    stats.kernels_run++;
+    if (run_launch_locked(k) != 0) {
+        stats.kernel_faults++;
+        kernel_fault = 1;
+        fprintf(stderr, "fake_cuda: kernel %s touched memory outside any device allocation\n", k->fn->name);
+    }
+    free(k);
+}
+
+/* Runs what a created stream holds, in launch order. */
+static void run_stream_locked(struct fake_stream *fs)
+{
+    while (fs->queue) {
+        struct launch *k = fs->queue;
+        fs->queue = k->next;
+        run_one_locked(k);
+    }
+    fs->queue_tail = &fs->queue;
+}
+
+/* The legacy stream moves on: what the blocking streams hold runs first. */
+static void run_blocking_streams_locked(void)
+{
+    for (struct fake_stream *fs = streams; fs; fs = fs->next)
+        if (!(fs->flags & CU_STREAM_NON_BLOCKING)) run_stream_locked(fs);
+}
+
+static void run_all_streams_locked(void)
+{
+    for (struct fake_stream *fs = streams; fs; fs = fs->next) run_stream_locked(fs);
+}
+
+/* Work on stream s starts: what precedes it in stream order is done. */
+static void stream_moves_on_locked(CUstream s)
+{
+    if (pseudo_stream(s)) {
+        run_blocking_streams_locked();
+        flush_pending_locked();
+        return;
+    }
+    run_stream_locked((struct fake_stream *)s);
+    if (blocking_stream(s)) flush_pending_locked();
+}
+
+static CUresult sticky_locked(void) { return kernel_fault ? CUDA_ERROR_ILLEGAL_ADDRESS : CUDA_SUCCESS; }
+
+EXPORT CUresult cuModuleLoadData(CUmodule *m, const void *image)
+{
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    const char *e = getenv("FAKE_CUDA_KERNELS");
+    if (e && atoi(e) == 0) return CUDA_ERROR_NO_BINARY_FOR_GPU;
+    uint32_t magic = 0;
+    if (!image) return CUDA_ERROR_INVALID_VALUE;
+    memcpy(&magic, image, sizeof magic);
+    if (magic != 0xBA55ED50u) return CUDA_ERROR_INVALID_IMAGE;  /* not a fatbin */
+    struct fake_module *fm = malloc(sizeof *fm);
+    memcpy(fm->magic, "FAKEMODL", 8);
+    pthread_mutex_lock(&mu);
+    init_functions_locked();
+    stats.module_loads++;
+    pthread_mutex_unlock(&mu);
+    *m = (CUmodule)fm;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuModuleUnload(CUmodule m)
+{
+    struct fake_module *fm = (struct fake_module *)m;
+    if (!fm || memcmp(fm->magic, "FAKEMODL", 8) != 0) return CUDA_ERROR_INVALID_HANDLE;
+    memset(fm->magic, 0, sizeof fm->magic);
+    free(fm);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
+{
+    struct fake_module *fm = (struct fake_module *)m;
+    if (!fm || memcmp(fm->magic, "FAKEMODL", 8) != 0) return CUDA_ERROR_INVALID_HANDLE;
+    for (int i = 0; i < function_count; i++)
+        if (strcmp(functions[i].name, name) == 0) {
+            *f = (CUfunction)&functions[i];
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_NOT_FOUND;
+}
+
+EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                               unsigned bz, unsigned shared, CUstream s, void **params, void **extra)
+{
+    const struct fake_function *fn = (const struct fake_function *)f;
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    if (fn < functions || fn >= functions + function_count) return CUDA_ERROR_INVALID_HANDLE;
+    /* Axon passes its parameters as kernelParams; a real GPU caps blocks at 1024 threads. */
+    if (!params || extra || !gx || !gy || !gz || !bx || !by || !bz || (unsigned long long)bx * by * bz > 1024 ||
+        shared > 48 * 1024)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct launch *k = calloc(1, sizeof *k);
+    k->fn = fn;
+    memcpy(&k->a, params[0], sizeof(void *));
+    memcpy(&k->b, params[1], sizeof(void *));
+    if (fn->kind == FN_REDUCE) memcpy(&k->n, params[2], sizeof k->n);
+    else memcpy(&k->layout, params[2], sizeof k->layout);
+    memcpy(&k->arg, params[3], sizeof k->arg);
+    pthread_mutex_lock(&mu);
+    stats.kernel_launches++;
+    if (fn->kind == FN_PACK) stats.kernel_packs++;
+    else if (fn->kind == FN_UNPACK) stats.kernel_unpacks++;
+    else stats.kernel_reductions++;
+    /* The kernel starts after the legacy stream's earlier work (blocking
+     * streams) and after what its own stream holds. */
+    if (blocking_stream(s)) flush_pending_locked();
+    if (pseudo_stream(s)) {
+        run_blocking_streams_locked();
+        run_one_locked(k);
+    } else {
+        struct fake_stream *fs = (struct fake_stream *)s;
+        *fs->queue_tail = k;
+        fs->queue_tail = &k->next;
+    }
+    pthread_mutex_unlock(&mu);
+    return CUDA_SUCCESS;
 }
 
 /* async: 0 for the synchronous (legacy stream) copies, else the stream. */
@@ -356,8 +733,9 @@ static CUresult do_copy(CUdeviceptr dst, CUdeviceptr src, size_t n, int async, C
     if (!current) return CUDA_ERROR_INVALID_CONTEXT;
     pthread_mutex_lock(&mu);
     /* Work on the legacy stream, or on a blocking stream, starts after what
-     * the legacy stream holds; a non-blocking stream does not wait. */
-    if (!async || blocking_stream(stream)) flush_pending_locked();
+     * the legacy stream holds; a non-blocking stream does not wait. Either
+     * starts after the kernels its stream holds. */
+    stream_moves_on_locked(async ? stream : NULL);
     int d, s;
     void *to = cpu_view_locked((uintptr_t)dst, &d);
     const void *from = cpu_view_locked((uintptr_t)src, &s);
@@ -391,7 +769,15 @@ EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstre
 EXPORT CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t n) { return do_copy(dst, (CUdeviceptr)(uintptr_t)src, n, 0, NULL); }
 EXPORT CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n) { return do_copy((CUdeviceptr)(uintptr_t)dst, src, n, 0, NULL); }
 EXPORT CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n) { return do_copy(dst, src, n, 0, NULL); }
-EXPORT CUresult cuCtxSynchronize(void) { flush_pending(); return CUDA_SUCCESS; }
+EXPORT CUresult cuCtxSynchronize(void)
+{
+    pthread_mutex_lock(&mu);
+    run_all_streams_locked();
+    flush_pending_locked();
+    CUresult rc = sticky_locked();
+    pthread_mutex_unlock(&mu);
+    return rc;
+}
 EXPORT CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attr, CUdeviceptr p)
 {
     if (attr != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS) return CUDA_ERROR_INVALID_VALUE;
@@ -405,30 +791,50 @@ EXPORT CUresult cuMemsetD8(CUdeviceptr dst, unsigned char v, size_t n)
 {
     int d;
     pthread_mutex_lock(&mu);
-    flush_pending_locked();
+    stream_moves_on_locked(NULL);
     void *to = cpu_view_locked((uintptr_t)dst, &d);
     pthread_mutex_unlock(&mu);
     memset(to, v, n);
     return CUDA_SUCCESS;
 }
 
-/* Streams and events: copies are done when issued, but an event reports
- * "not ready" on its first query after each record. */
-struct fake_event { int queries_left; };
+/* Streams and events: copies are done when issued (kernels when their
+ * stream synchronises), but an event reports "not ready" on its first query
+ * after each record. */
+struct fake_event { int queries_left; CUstream stream; };
 
 EXPORT CUresult cuStreamCreate(CUstream *s, unsigned flags)
 {
     if (!current) return CUDA_ERROR_INVALID_CONTEXT;
-    struct fake_stream *fs = malloc(sizeof *fs);
+    struct fake_stream *fs = calloc(1, sizeof *fs);
     fs->flags = flags;
+    fs->queue_tail = &fs->queue;
+    pthread_mutex_lock(&mu);
+    fs->next = streams;
+    streams = fs;
+    pthread_mutex_unlock(&mu);
     *s = (CUstream)fs;
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuStreamDestroy(CUstream s) { free(s); return CUDA_SUCCESS; }
+EXPORT CUresult cuStreamDestroy(CUstream s)
+{
+    if (pseudo_stream(s)) return CUDA_ERROR_INVALID_HANDLE;
+    struct fake_stream *fs = (struct fake_stream *)s;
+    pthread_mutex_lock(&mu);
+    run_stream_locked(fs);  /* the driver lets queued work finish */
+    for (struct fake_stream **pp = &streams; *pp; pp = &(*pp)->next)
+        if (*pp == fs) { *pp = fs->next; break; }
+    pthread_mutex_unlock(&mu);
+    free(fs);
+    return CUDA_SUCCESS;
+}
 EXPORT CUresult cuStreamSynchronize(CUstream s)
 {
-    if (blocking_stream(s)) flush_pending();
-    return CUDA_SUCCESS;
+    pthread_mutex_lock(&mu);
+    stream_moves_on_locked(s);
+    CUresult rc = sticky_locked();
+    pthread_mutex_unlock(&mu);
+    return rc;
 }
 EXPORT CUresult cuEventCreate(CUevent *e, unsigned flags)
 {
@@ -439,20 +845,40 @@ EXPORT CUresult cuEventCreate(CUevent *e, unsigned flags)
 EXPORT CUresult cuEventDestroy(CUevent e) { free(e); return CUDA_SUCCESS; }
 EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
 {
-    (void)s;
-    ((struct fake_event *)e)->queries_left = 1;
+    struct fake_event *fe = (struct fake_event *)e;
     pthread_mutex_lock(&mu);
+    fe->queries_left = 1;
+    fe->stream = s;
     stats.event_records++;
     pthread_mutex_unlock(&mu);
     return CUDA_SUCCESS;
 }
+/* The event's stream reached it: what it held before the record is done
+ * (the fake runs all it holds: later work may finish early, never late). */
+static CUresult event_reached_locked(struct fake_event *fe)
+{
+    if (!pseudo_stream(fe->stream)) run_stream_locked((struct fake_stream *)fe->stream);
+    return sticky_locked();
+}
 EXPORT CUresult cuEventQuery(CUevent e)
 {
     struct fake_event *fe = (struct fake_event *)e;
-    if (fe->queries_left > 0) { fe->queries_left--; return CUDA_ERROR_NOT_READY; }
-    return CUDA_SUCCESS;
+    pthread_mutex_lock(&mu);
+    CUresult rc = CUDA_ERROR_NOT_READY;
+    if (fe->queries_left > 0) fe->queries_left--;
+    else rc = event_reached_locked(fe);
+    pthread_mutex_unlock(&mu);
+    return rc;
 }
-EXPORT CUresult cuEventSynchronize(CUevent e) { ((struct fake_event *)e)->queries_left = 0; return CUDA_SUCCESS; }
+EXPORT CUresult cuEventSynchronize(CUevent e)
+{
+    struct fake_event *fe = (struct fake_event *)e;
+    pthread_mutex_lock(&mu);
+    fe->queries_left = 0;
+    CUresult rc = event_reached_locked(fe);
+    pthread_mutex_unlock(&mu);
+    return rc;
+}
 
 EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p)
 {
@@ -506,11 +932,47 @@ EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr p)
     return CUDA_SUCCESS;
 }
 
+/* dma-buf: the "dma-buf" of a device allocation is a duplicate of its memfd,
+ * so a test can read the device bytes through it at the offsets a dma-buf
+ * would have. Limitation: only ranges that start at an allocation's base
+ * (the fd's offset 0); Axon exports whole allocations. The device supports
+ * dma-buf unless FAKE_CUDA_DMABUF=0. */
+static int dmabuf_supported(void)
+{
+    const char *e = getenv("FAKE_CUDA_DMABUF");
+    return !e || atoi(e) != 0;
+}
+
+EXPORT CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attr, CUdevice d)
+{
+    if (!initialized) return CUDA_ERROR_NOT_INITIALIZED;
+    if (d < 0 || d >= devices()) return CUDA_ERROR_INVALID_DEVICE;
+    if (attr != CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED) return CUDA_ERROR_INVALID_VALUE;  /* nothing else is asked */
+    *value = dmabuf_supported();
+    return CUDA_SUCCESS;
+}
+
 EXPORT CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr p, size_t size, CUmemRangeHandleType type,
                                               unsigned long long flags)
 {
-    (void)handle; (void)p; (void)size; (void)type; (void)flags;
-    return CUDA_ERROR_NOT_SUPPORTED;
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    if (type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD || flags != 0 || !handle || size == 0 ||
+        (uintptr_t)p % page != 0 || size % page != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!dmabuf_supported()) return CUDA_ERROR_NOT_SUPPORTED;
+    pthread_mutex_lock(&mu);
+    struct alloc *a = find_locked((uintptr_t)p);
+    CUresult rc = CUDA_SUCCESS;
+    if (!a || a->kind != K_DEVICE || size > (a->size + page - 1) / page * page) rc = CUDA_ERROR_INVALID_VALUE;
+    else if (a->base != (uintptr_t)p) rc = CUDA_ERROR_NOT_SUPPORTED;
+    int fd = -1;
+    if (rc == CUDA_SUCCESS && (fd = fcntl(a->fd, F_DUPFD_CLOEXEC, 0)) < 0) rc = CUDA_ERROR_OUT_OF_MEMORY;
+    if (rc == CUDA_SUCCESS) {
+        *(int *)handle = fd;
+        stats.dmabuf_exports++;
+    }
+    pthread_mutex_unlock(&mu);
+    return rc;
 }
 
 EXPORT CUresult cuGetErrorString(CUresult rc, const char **s)

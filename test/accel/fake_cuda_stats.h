@@ -12,8 +12,17 @@ struct fake_cuda_stats {
     unsigned long ipc_exports, ipc_opens, ipc_closes;
     unsigned long pinned_allocs;
     unsigned long live_allocations;
-    unsigned long deferred_copies;
-    unsigned long event_records;    /* cuEventRecord: what the staging pipeline waits on */  /* pageable-to-device copies that returned before landing */
+    unsigned long deferred_copies;  /* pageable-to-device copies that returned before landing */
+    unsigned long event_records;    /* cuEventRecord: what the staging pipeline waits on */
+    /* GPU kernels (Axon's fatbin, emulated on the host: fake_cuda.c). */
+    unsigned long module_loads;       /* cuModuleLoadData calls that succeeded */
+    unsigned long kernel_launches;    /* cuLaunchKernel calls accepted */
+    unsigned long kernel_packs;       /* ... of axon_pack */
+    unsigned long kernel_unpacks;     /* ... of axon_unpack */
+    unsigned long kernel_reductions;  /* ... of axon_reduce_* and axon_reduce_layout_* */
+    unsigned long kernels_run;        /* launches executed (at the stream's next synchronisation point) */
+    unsigned long kernel_faults;      /* launches that touched memory outside any device allocation */
+    unsigned long dmabuf_exports;     /* cuMemGetHandleForAddressRange (dma-buf fds handed out) */
 };
 
 #endif

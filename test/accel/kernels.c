@@ -3,11 +3,15 @@
  * buffers must give exactly the bytes the same calls give on host copies
  * (holes untouched), and the MPI_T counters must show where the work ran.
  *
- *   kernels gpu      the GPU kernels must do it (real driver; skips, exit 77,
- *                    without a driver, a GPU or kernels built in)
- *   kernels staged   every device operation goes through host copies (the
- *                    fake driver, which has no kernels, or AXON_ACCEL_KERNELS=0)
- *   kernels gpu-off  real driver with AXON_ACCEL_KERNELS=0 (staged)
+ *   kernels gpu      the GPU kernels must do it (real driver, or the fake,
+ *                    which runs the kernels' semantics on the host; skips,
+ *                    exit 77, without a driver, a GPU or kernels built in)
+ *   kernels staged   every device operation goes through host copies (a
+ *                    build without kernels)
+ *   kernels gpu-off  AXON_ACCEL_KERNELS=0 (staged)
+ *   kernels noload   the fake driver refuses to load the module
+ *                    (FAKE_CUDA_KERNELS=0: a GPU the fatbin cannot serve): staged
+ * With the fake driver the launches it saw must match too.
  *
  * Vector, indexed, struct, resized, subarray and nested types, count 1 and
  * more, up to a few MiB; every predefined op x (integer, float, double,
@@ -26,6 +30,7 @@ static int gpu_mode;                   /* kernels expected to run */
 static unsigned long long want_packs;  /* expected counter increments */
 static unsigned long long want_reductions;
 static unsigned long long want_staged;
+static unsigned long long want_kernel_packs; /* pack/unpack kernel launches (the fake counts them) */
 
 /* ---- MPI_T counters ------------------------------------------------------- */
 static MPI_T_pvar_session session;
@@ -165,6 +170,8 @@ static void pack_case(const char *name, MPI_Datatype t, int count)
     int size = 0;
     MPI_Type_size(t, &size);
     int contiguous = lb == 0 && size == extent && textent == extent;
+    if (gpu_mode && !contiguous)
+        want_kernel_packs += 2;
     if (gpu_mode || contiguous) {
         want_packs += 2;
         want_staged += 2;
@@ -505,6 +512,7 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "gpu";
     if (strcmp(mode, "gpu-off") == 0) setenv("AXON_ACCEL_KERNELS", "0", 1);
+    if (strcmp(mode, "noload") == 0) setenv("FAKE_CUDA_KERNELS", "0", 1);
     /* run.sh real asks `kernels --probe` first (the real-driver modes). */
     int probe = strcmp(mode, "--probe") == 0;
     int rc = dev_open();
@@ -527,6 +535,7 @@ int main(int argc, char **argv)
     pvar_open("axon_accel_gpu_reductions", &h_reductions);
     pvar_open("axon_accel_host_staged_ops", &h_staged);
     unsigned long long packs0 = pvar(h_packs), red0 = pvar(h_reductions), staged0 = pvar(h_staged);
+    struct fake_cuda_stats fake0 = dev_stats();
 
     pack_tests();
     reduce_tests();
@@ -537,6 +546,19 @@ int main(int argc, char **argv)
     CHECK(red == want_reductions, "GPU reductions %llu, expected %llu", red, want_reductions);
     CHECK(staged == want_staged, "staged operations %llu, expected %llu", staged, want_staged);
     printf("%s: %llu GPU packs, %llu GPU reductions, %llu staged\n", mode, packs, red, staged);
+    if (dev.fake_stats) {
+        /* The fake saw exactly those launches, ran each, and none touched
+         * memory outside its buffers. */
+        struct fake_cuda_stats f = dev_stats();
+        unsigned long kp = f.kernel_packs + f.kernel_unpacks - fake0.kernel_packs - fake0.kernel_unpacks;
+        unsigned long kr = f.kernel_reductions - fake0.kernel_reductions;
+        CHECK(kp == want_kernel_packs, "fake: %lu pack/unpack launches, expected %llu", kp, want_kernel_packs);
+        CHECK(kr == want_reductions, "fake: %lu reduction launches, expected %llu", kr, want_reductions);
+        CHECK(f.kernels_run == f.kernel_launches, "fake: %lu of %lu launches ran", f.kernels_run, f.kernel_launches);
+        CHECK(f.kernel_faults == 0, "fake: %lu kernels faulted", f.kernel_faults);
+        CHECK(f.module_loads == (gpu_mode ? 1u : 0u), "fake: %lu module loads", f.module_loads);
+        printf("fake driver: %lu pack/unpack and %lu reduction launches\n", kp, kr);
+    }
     MPI_T_pvar_session_free(&session);
     MPI_T_finalize();
     MPI_Finalize();
