@@ -115,6 +115,17 @@ KeyvalRef find_keyval(int id, AttrObject kind) {
   return it->second;
 }
 
+// The same, or a freed keyval that attributes still use: MPI-4.1 7.7.2 has
+// the program delete those attributes with MPI_Comm_delete_attr (and read
+// them) through a copy of the handle it kept, after freeing the keyval.
+KeyvalRef find_keyval_in_use(int id, AttrObject kind) {
+  if (KeyvalRef kv = find_keyval(id, kind)) return kv;
+  auto& retired = registry().retired;
+  auto it = retired.find(id);
+  KeyvalRef kv = it != retired.end() ? it->second.lock() : nullptr;
+  return kv && kv->kind == kind ? kv : nullptr;
+}
+
 AttributeSet* set_of(const AttrHost& h) {
   return h.typed ? *h.typed : static_cast<AttributeSet*>(*h.untyped);
 }
@@ -277,7 +288,7 @@ int attr_set_builtin(AttrHost host, int keyval, void* value) {
 
 int attr_get(AttrHost host, int keyval, void* value_out, int* flag) {
   std::lock_guard<std::recursive_mutex> g(lock());
-  KeyvalRef kv = find_keyval(keyval, host.kind);
+  KeyvalRef kv = find_keyval_in_use(keyval, host.kind);
   if (!kv) return MPI_ERR_KEYVAL;
   void* value = nullptr;
   bool found = false;
@@ -298,7 +309,7 @@ int attr_get(AttrHost host, int keyval, void* value_out, int* flag) {
 
 int attr_delete(AttrHost host, int keyval) {
   std::lock_guard<std::recursive_mutex> g(lock());
-  KeyvalRef kv = find_keyval(keyval, host.kind);
+  KeyvalRef kv = find_keyval_in_use(keyval, host.kind);
   if (!kv || kv->predefined) return MPI_ERR_KEYVAL;
   Attribute* a = find_attr(set_of(host), kv.get());
   // Deleting an attribute that is not set is a no-op (the standard does not

@@ -325,7 +325,28 @@ static void test_free_keyval_in_use(void)
     CHECK_MPI(MPI_Comm_free(&a));
     CHECK(delete_calls == 2 && delete_log[1] == 9, "delete after free_keyval: %d calls, value %ld",
           delete_calls, (long)delete_log[1]);
-    (void)flag;
+
+    /* MPI-4.1 7.7.2: the program itself deletes such an attribute, through
+     * the copy of the handle it kept (MPICH's attr/fkeyval does this on
+     * MPI_COMM_WORLD); reading it that way works too. */
+    CHECK_MPI(MPI_Comm_create_keyval(copy_plus_1000, record_delete, &k, NULL));
+    CHECK_MPI(MPI_Comm_set_attr(MPI_COMM_WORLD, k, (void *)(intptr_t)7));
+    saved = k;
+    CHECK_MPI(MPI_Comm_free_keyval(&k));
+    void *v = NULL;
+    CHECK_MPI(MPI_Comm_get_attr(MPI_COMM_WORLD, saved, &v, &flag));
+    CHECK(flag == 1 && v == (void *)(intptr_t)7, "get through a freed keyval in use: flag %d value %ld", flag,
+          (long)(intptr_t)v);
+    reset_log();
+    CHECK_MPI(MPI_Comm_delete_attr(MPI_COMM_WORLD, saved));
+    CHECK(delete_calls == 1 && delete_log[0] == 7, "delete_attr through a freed keyval: %d calls, value %ld",
+          delete_calls, (long)delete_log[0]);
+#ifdef AXON_MPI_H
+    /* Its last attribute is gone: now the handle is stale. */
+    int rc = MPI_Comm_delete_attr(MPI_COMM_WORLD, saved);
+    CHECK(error_class_of(rc) == MPI_ERR_KEYVAL, "delete_attr through a fully freed keyval: class %d",
+          error_class_of(rc));
+#endif
 }
 
 /* MPI-1 forms: MPI_Keyval_create / MPI_Attr_put / _get / _delete / MPI_Keyval_free. */

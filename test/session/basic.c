@@ -51,7 +51,11 @@ int main(void)
     for (int n = 0; n < npsets; n++) {
         int len = 0;
         CHECK_MPI(MPI_Session_get_nth_pset(session, MPI_INFO_NULL, n, &len, NULL));
-        char *name = malloc((size_t)len);
+        char *name = malloc(len > 0 ? (size_t)len : 1);
+        if (!name) {
+            CHECK(0, "out of memory for pset name %d", n);
+            break;
+        }
         CHECK_MPI(MPI_Session_get_nth_pset(session, MPI_INFO_NULL, n, &len, name));
         CHECK((int)strlen(name) == len - 1, "length %d for '%s'", len, name);
         if (strcmp(name, "mpi://WORLD") == 0) found_world = 1;
