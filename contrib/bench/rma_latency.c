@@ -1,12 +1,14 @@
 /* One-sided latency: rank 0 accesses rank 1's window inside MPI_Win_lock_all,
  * each operation followed by MPI_Win_flush (the osu_put_latency pattern), on
- * Win_allocate and Win_create windows. Prints one line per flavor, operation
+ * Win_allocate, Win_create and dynamic windows (Win_create_dynamic, one
+ * attached buffer per rank, addressed by absolute address; only when named,
+ * rma_latency dynamic OP). Prints one line per flavor, operation
  * and size: the best of 5 runs, in microseconds per operation. The put_bw and
  * get_bw operations measure bandwidth instead (the osu_put_bw pattern: a
  * window of 64 operations, then one MPI_Win_flush), in MB/s (10^6 bytes).
  *   mpicc -O2 rma_latency.c -o rma_latency && mpirun -np 2 ./rma_latency
  * Works with any MPI (compare Axon, MPICH and Open MPI).
- *   rma_latency FLAVOR OP   (allocate|create, put|get|accumulate|fetch_and_op|
+ *   rma_latency FLAVOR OP   (allocate|create|dynamic, put|get|accumulate|fetch_and_op|
  *                           compare_and_swap, put_bw, get_bw): that case only,
  *                           "bytes usec" (or "bytes MB/s") lines, the format
  *                           compare.sh reads.
@@ -21,6 +23,8 @@
 enum { PUT, GET, ACC, FOP, CAS, PUT_BW, GET_BW, NOPS };
 static const char *op_name[] = {"put", "get", "accumulate", "fetch_and_op", "compare_and_swap", "put_bw", "get_bw"};
 enum { BW_WINDOW = 64 };
+static const char *flavor_name[] = {"allocate", "create", "dynamic"};
+static MPI_Aint tdisp; /* the target displacement: 0, or rank 1's buffer address (dynamic) */
 
 static double run(MPI_Win win, int op, int bytes, char *buf, int iters)
 {
@@ -28,11 +32,11 @@ static double run(MPI_Win win, int op, int bytes, char *buf, int iters)
     double t0 = MPI_Wtime();
     for (int i = 0; i < iters; i++) {
         switch (op) {
-        case PUT: MPI_Put(buf, bytes, MPI_BYTE, 1, 0, bytes, MPI_BYTE, win); break;
-        case GET: MPI_Get(buf, bytes, MPI_BYTE, 1, 0, bytes, MPI_BYTE, win); break;
-        case ACC: MPI_Accumulate(&one, 1, MPI_LONG_LONG, 1, 0, 1, MPI_LONG_LONG, MPI_SUM, win); break;
-        case FOP: MPI_Fetch_and_op(&one, &res, MPI_LONG_LONG, 1, 0, MPI_SUM, win); break;
-        case CAS: MPI_Compare_and_swap(&one, &cmp, &res, MPI_LONG_LONG, 1, 0, win); break;
+        case PUT: MPI_Put(buf, bytes, MPI_BYTE, 1, tdisp, bytes, MPI_BYTE, win); break;
+        case GET: MPI_Get(buf, bytes, MPI_BYTE, 1, tdisp, bytes, MPI_BYTE, win); break;
+        case ACC: MPI_Accumulate(&one, 1, MPI_LONG_LONG, 1, tdisp, 1, MPI_LONG_LONG, MPI_SUM, win); break;
+        case FOP: MPI_Fetch_and_op(&one, &res, MPI_LONG_LONG, 1, tdisp, MPI_SUM, win); break;
+        case CAS: MPI_Compare_and_swap(&one, &cmp, &res, MPI_LONG_LONG, 1, tdisp, win); break;
         }
         MPI_Win_flush(1, win);
     }
@@ -45,8 +49,8 @@ static double run_bw(MPI_Win win, int op, int bytes, char *buf, int iters)
     double t0 = MPI_Wtime();
     for (int i = 0; i < iters; i++) {
         for (int j = 0; j < BW_WINDOW; j++) {
-            if (op == PUT_BW) MPI_Put(buf, bytes, MPI_BYTE, 1, 0, bytes, MPI_BYTE, win);
-            else MPI_Get(buf, bytes, MPI_BYTE, 1, 0, bytes, MPI_BYTE, win);
+            if (op == PUT_BW) MPI_Put(buf, bytes, MPI_BYTE, 1, tdisp, bytes, MPI_BYTE, win);
+            else MPI_Get(buf, bytes, MPI_BYTE, 1, tdisp, bytes, MPI_BYTE, win);
         }
         MPI_Win_flush(1, win);
     }
@@ -71,15 +75,24 @@ int main(int argc, char **argv)
     const int fixed_iters = argc > 3 ? atoi(argv[3]) : 0;
     if (me == 0) printf(only_op ? "# rma_latency %s %s: bytes %s\n" : "# flavor op bytes usec|MB/s\n",
                         only_flavor, only_op, only_op && strstr(only_op, "_bw") ? "MB/s" : "usec");
-    for (int flavor = 0; flavor < 2; flavor++) {
-        if (only_flavor && strcmp(only_flavor, flavor ? "create" : "allocate")) continue;
+    for (int flavor = 0; flavor < 3; flavor++) {
+        if (only_flavor ? strcmp(only_flavor, flavor_name[flavor]) != 0 : flavor == 2) continue;
         MPI_Win win;
         void *mem = NULL, *own = NULL;
+        tdisp = 0;
         if (flavor == 0) {
             MPI_Win_allocate(max_bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
-        } else {
+        } else if (flavor == 1) {
             own = calloc(max_bytes, 1);
             MPI_Win_create(own, max_bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+        } else {
+            own = calloc(max_bytes, 1);
+            MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+            MPI_Win_attach(win, own, max_bytes);
+            MPI_Aint mine;
+            MPI_Get_address(own, &mine);
+            MPI_Bcast(me == 1 ? &mine : &tdisp, 1, MPI_AINT, 1, MPI_COMM_WORLD);
+            if (me == 1) tdisp = mine;
         }
         MPI_Win_lock_all(0, win);
         for (int op = 0; op < NOPS; op++) {
@@ -98,11 +111,12 @@ int main(int argc, char **argv)
                     }
                 }
                 if (me == 0 && only_op) printf("%d %.3f\n", bytes, best);
-                else if (me == 0) printf("%s %s %d %.3f\n", flavor ? "create" : "allocate", op_name[op], bytes, best);
+                else if (me == 0) printf("%s %s %d %.3f\n", flavor_name[flavor], op_name[op], bytes, best);
             }
         }
         MPI_Win_unlock_all(win);
         MPI_Barrier(MPI_COMM_WORLD);
+        if (flavor == 2) MPI_Win_detach(win, own);
         MPI_Win_free(&win);
         free(own);
     }

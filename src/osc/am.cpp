@@ -65,7 +65,11 @@ BoolParam async_param{"AXON_OSC_ASYNC_PROGRESS", true,
                       "(other nodes, AXON_OSC_PATH=am) exist, so that passive target operations complete "
                       "while the target computes outside MPI"};
 
-enum Kind : uint8_t { kPut = 1, kGet, kAcc, kCas, kLock, kUnlock, kPost, kComplete, kReply, kNicAtomic };
+enum Kind : uint8_t {
+  kPut = 1, kGet, kAcc, kCas, kLock, kUnlock, kPost, kComplete, kReply, kNicAtomic,
+  kRegion,    // dynamic window: which registered region holds these bytes (rdma.h)
+  kDetached,  // dynamic window: the sender detached its region at `offset`, drop its key
+};
 
 struct Header {
   uint8_t kind;
@@ -264,6 +268,23 @@ void on_message(int src, const void* msg, size_t len) {
       reply(w, src, h.token, rc, 0, rc == MPI_SUCCESS ? std::move(out) : std::vector<unsigned char>{});
       break;
     }
+    case kRegion: {
+      // One run: [off, off + len) of our memory.
+      uint64_t out[4] = {0, 0, 0, 0};
+      int rc = h.nruns == 1 ? rdma::region_query(w, h.rank, runs[0].off, runs[0].off + runs[0].len, out)
+                            : MPI_ERR_OTHER;
+      std::vector<unsigned char> data_out;
+      if (rc == MPI_SUCCESS) {
+        data_out.resize(sizeof out);
+        memcpy(data_out.data(), out, sizeof out);
+      }
+      reply(w, src, h.token, rc, 0, std::move(data_out));
+      break;
+    }
+    case kDetached:
+      rdma::region_detached(w, h.rank, h.offset);
+      reply(w, src, h.token, MPI_SUCCESS, 0);
+      break;
     case kPost:
       detail::post_arrived(w, h.rank);
       break;
@@ -560,6 +581,39 @@ int proxy_atomic(Window* w, int helper, bool cas, uint64_t at, uint64_t value, u
     const uint64_t v[2] = {value, compare};
     int rc = send(world_of(w, helper), h, payload_of(nullptr, 0, reinterpret_cast<const unsigned char*>(v), sizeof v));
     if (rc != MPI_SUCCESS) return rc;
+  }
+  return wait_pending(p);
+}
+
+int region(Window* w, int target, uint64_t first, uint64_t last, uint64_t out[4]) {
+  Pending p;
+  p.dest = reinterpret_cast<unsigned char*>(out);
+  p.remaining.store(1, std::memory_order_relaxed);
+  {
+    pml::Guard guard;
+    w->am->issued[target].fetch_add(1, std::memory_order_relaxed);
+    Header h = request(w, kRegion, reinterpret_cast<uint64_t>(&p));
+    h.nruns = 1;
+    Run run{first, last - first};
+    int rc = send(world_of(w, target), h, payload_of(&run, 1, nullptr, 0));
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return wait_pending(p);
+}
+
+int region_detached(Window* w, const std::vector<int>& origins, uint64_t base) {
+  if (origins.empty()) return MPI_SUCCESS;
+  Pending p;
+  p.remaining.store(static_cast<int>(origins.size()), std::memory_order_relaxed);
+  {
+    pml::Guard guard;
+    for (int o : origins) {
+      w->am->issued[o].fetch_add(1, std::memory_order_relaxed);
+      Header h = request(w, kDetached, reinterpret_cast<uint64_t>(&p));
+      h.offset = base;
+      int rc = send(world_of(w, o), h, {});
+      if (rc != MPI_SUCCESS) return rc;  // the transport failed: the job is lost anyway
+    }
   }
   return wait_pending(p);
 }

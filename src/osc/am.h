@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "osc/osc.h"
 
@@ -90,6 +91,13 @@ int compare_and_swap(Window* w, int target, uint64_t at, const Datatype& type, c
 // Asks `helper` to apply a NIC atomic (rdma.h) to the word at `at` of our
 // own memory and waits for the old value.
 int proxy_atomic(Window* w, int helper, bool cas, uint64_t at, uint64_t value, uint64_t compare, uint64_t* old);
+// Dynamic windows by RDMA (rdma.h): asks `target` for the region holding
+// [first, last) and waits: out = {base, size, key, cacheable}, or the
+// target's error (MPI_ERR_RMA_RANGE).
+int region(Window* w, int target, uint64_t first, uint64_t last, uint64_t out[4]);
+// Tells `origins` that our region at `base` is detached; waits until each
+// one dropped its key.
+int region_detached(Window* w, const std::vector<int>& origins, uint64_t base);
 // Waits until every operation sent to `target` (-1: every target) was
 // applied; returns an error class a target reported for one of them.
 int flush(Window* w, int target);

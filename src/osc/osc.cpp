@@ -546,17 +546,23 @@ int share_create_memory(Window* w, const std::vector<PeerInfo>& info) {
 
 // ---- data movement -------------------------------------------------------------
 
+// The bytes [lo, hi) that `count` items of `t` touch, from their displacement.
+void span_of(size_t count, const Datatype& t, std::ptrdiff_t* lo, std::ptrdiff_t* hi) {
+  *lo = t.true_lb, *hi = t.true_lb + t.true_extent;
+  if (count > 1) {
+    std::ptrdiff_t span = static_cast<std::ptrdiff_t>(count - 1) * t.extent;
+    (span < 0 ? *lo : *hi) += span;
+  }
+  if (count == 0 || t.size == 0) *lo = *hi = 0;
+}
+
 // Where `count` items of `t` at displacement `disp` of `target` are: checks
 // the range and returns the address (local for Mapped / Self, the target's
 // for Cma).
 int locate(const Window* w, int target, MPI_Aint disp, size_t count, const Datatype& t, uint64_t* at) {
   const Peer& p = w->peers[target];
-  std::ptrdiff_t lo = t.true_lb, hi = t.true_lb + t.true_extent;
-  if (count > 1) {
-    std::ptrdiff_t span = static_cast<std::ptrdiff_t>(count - 1) * t.extent;
-    (span < 0 ? lo : hi) += span;
-  }
-  if (count == 0 || t.size == 0) lo = hi = 0;
+  std::ptrdiff_t lo, hi;
+  span_of(count, t, &lo, &hi);
   if (w->flavor == Flavor::Dynamic) {
     // Absolute addresses: the whole access must lie in attached memory.
     uint64_t first = static_cast<uint64_t>(disp + lo), last = static_cast<uint64_t>(disp + hi);
@@ -824,6 +830,22 @@ bool aligned8(uint64_t at, const Datatype& t, size_t count) {
 // locate() gives Rdma peers' absolute addresses.
 uint64_t am_at(const Peer& p, uint64_t at) { return p.path == Path::Rdma ? at - p.base : at; }
 
+// The registration key of a Path::Rdma target's memory at `at` (0: reach
+// it by active messages: a dynamic window's region that is not registered,
+// or an access spanning regions), or MPI_ERR_RMA_RANGE (dynamic windows:
+// not attached there). Counts dynamic windows' operations by path.
+int rdma_key(Window* w, int target, uint64_t at, size_t count, const Datatype& t, uint64_t* key) {
+  if (w->flavor != Flavor::Dynamic) {
+    *key = w->peers[target].key;
+    return MPI_SUCCESS;
+  }
+  std::ptrdiff_t lo, hi;
+  span_of(count, t, &lo, &hi);
+  int rc = rdma::dyn_key(w, target, at + static_cast<uint64_t>(lo), at + static_cast<uint64_t>(hi), key);
+  if (rc == MPI_SUCCESS) rdma::count_dynamic(*key != 0);
+  return rc;
+}
+
 // Waits for what this rank sent to `target` (-1: all) by messages and RDMA.
 int flush_ops(Window* w, int target) {
   int crc = cma_drain(w, target);
@@ -878,6 +900,7 @@ int create_dynamic(pml::Context* ctx, Window** out) {
     set_private_peers(w, info);
     // Displacements are absolute addresses: no window base, no size limit.
     for (Peer& p : w->peers) p.base = 0, p.size = 0, p.disp_unit = 1;
+    if (!force_am()) rdma::setup_dynamic(w, force_rdma());
     rc = finish_am(w);
   }
   if (rc != MPI_SUCCESS) {
@@ -964,6 +987,7 @@ int attach(Window* w, void* base, uint64_t bytes) {
     reg[i].base.store(reinterpret_cast<uint64_t>(base), std::memory_order_relaxed);
     reg[i].size.store(bytes, std::memory_order_release);
     if (hi.load(std::memory_order_relaxed) <= i) hi.store(i + 1, std::memory_order_release);
+    rdma::attach_region(w, base, bytes);  // origins on other nodes: RDMA (its failure: active messages)
     return MPI_SUCCESS;
   }
   return MPI_ERR_RMA_ATTACH;
@@ -975,8 +999,10 @@ int detach(Window* w, const void* base) {
   for (uint32_t i = 0; i < hi; ++i) {
     if (!reg[i].size.load(std::memory_order_relaxed)) continue;
     if (reg[i].base.load(std::memory_order_relaxed) != reinterpret_cast<uint64_t>(base)) continue;
+    // Every origin that fetched the region's RDMA key drops it first.
+    int rc = rdma::detach_region(w, reinterpret_cast<uint64_t>(base));
     reg[i].size.store(0, std::memory_order_release);
-    return MPI_SUCCESS;
+    return rc;
   }
   return MPI_ERR_RMA_RANGE;
 }
@@ -1038,8 +1064,17 @@ int put(Window* w, const void* origin, size_t ocount, const Datatype& otype, int
     pack_items(otype, origin, ocount, packed.data());
     dense = packed.data();
   }
-  if (p.path == Path::Rdma) return rdma::put(w, target, at, tcount, ttype, dense);
-  if (p.path == Path::Am) return am::put(w, target, at, tcount, ttype, dense);
+  if (p.path == Path::Rdma) {
+    uint64_t key;
+    rc = rdma_key(w, target, at, tcount, ttype, &key);
+    if (rc != MPI_SUCCESS) return rc;
+    if (key) return rdma::put(w, target, key, at, tcount, ttype, dense);
+    return am::put(w, target, at, tcount, ttype, dense);  // dynamic: this region by active messages
+  }
+  if (p.path == Path::Am) {
+    if (w->flavor == Flavor::Dynamic) rdma::count_dynamic(false);
+    return am::put(w, target, at, tcount, ttype, dense);
+  }
   if (p.path == Path::Cma) {
     // Contiguous origin: queued (the buffer is ours to read until the
     // synchronization); otherwise after what is queued, now.
@@ -1056,17 +1091,24 @@ int get(Window* w, void* origin, size_t ocount, const Datatype& otype, int targe
   uint64_t at;
   int rc = locate(w, target, disp, tcount, ttype, &at);
   if (rc != MPI_SUCCESS || ttype.size * tcount == 0) return rc;
+  uint64_t key = 0;
   if (w->peers[target].path == Path::Rdma) {
+    rc = rdma_key(w, target, at, tcount, ttype, &key);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  if (key) {
     // Straight into the origin buffer, complete at the next flush; a
     // non-contiguous origin type is unpacked from a buffer filled now.
-    if (otype.contiguous) return rdma::get(w, target, at, tcount, ttype, static_cast<unsigned char*>(origin));
+    if (otype.contiguous) return rdma::get(w, target, key, at, tcount, ttype, static_cast<unsigned char*>(origin));
     std::vector<unsigned char> packed(otype.size * ocount);
-    rc = rdma::get(w, target, at, tcount, ttype, packed.data());
+    rc = rdma::get(w, target, key, at, tcount, ttype, packed.data());
     if (rc == MPI_SUCCESS) rc = rdma::flush(w, target);
     if (rc == MPI_SUCCESS) unpack_items(otype, packed.data(), ocount, origin);
     return rc;
   }
-  const bool by_am = w->peers[target].path == Path::Am;
+  // Path::Rdma without a key: a dynamic window's region reached by messages.
+  const bool by_am = w->peers[target].path == Path::Am || w->peers[target].path == Path::Rdma;
+  if (w->peers[target].path == Path::Am && w->flavor == Flavor::Dynamic) rdma::count_dynamic(false);
   if (w->peers[target].path == Path::Cma) {
     // Contiguous origin: the data lands at the synchronization (MPI allows
     // it); otherwise read now, after what is queued.

@@ -32,6 +32,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -72,7 +73,8 @@ struct Peer {
   uint64_t size = 0;
   int disp_unit = 1;
   bool same_node = true;  // its control words are in our control segment
-  uint64_t key = 0;       // Path::Rdma: the key of the target's registration (base: its address there)
+  uint64_t key = 0;       // Path::Rdma: the key of the target's registration (base: its address there;
+                          // dynamic windows: 0, a key per region in Window::dyn_cache)
 };
 
 // Synchronization state of this rank (access and exposure epochs).
@@ -116,6 +118,24 @@ struct Window {
   uint64_t rdma_key = 0;
   bool nic_atomics = false;
   bool nic_self_proxy = false;  // our own memory's NIC atomics are asked of a neighbour
+  // Dynamic windows on the RDMA path (rdma.cpp, "Dynamic windows" in
+  // docs/rma.md). Target side: our attached regions registered with
+  // `rdma` (key 0: registration failed, reached by active messages) and the
+  // origins that fetched each key, told to forget it before MPI_Win_detach
+  // returns. Origin side, per target: the regions whose keys we fetched (by
+  // base; dropped when the target detaches them) and how many such
+  // invalidations arrived (a fetch that raced with one is not cached).
+  // Guarded by the PML lock (the handlers of rdma.cpp run under it).
+  struct DynRegion {
+    uint64_t base = 0, size = 0, key = 0;
+    std::vector<bool> holders;  // by window rank
+  };
+  struct DynKey {
+    uint64_t size = 0, key = 0;  // key 0: reach this region by active messages
+  };
+  std::vector<DynRegion> dyn_exposed;
+  std::vector<std::map<uint64_t, DynKey>> dyn_cache;
+  std::vector<uint64_t> dyn_invalidations;
   // Small Put / Get to Path::Cma targets wait here and go out as one
   // process_vm_writev / readv per target at the next synchronization (or
   // before an operation that must observe them); null without Cma peers.

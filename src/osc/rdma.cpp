@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/backoff.h"
+#include "base/counter.h"
 #include "base/log.h"
 #include "base/status.h"
 #include "btl/btl.h"
@@ -144,9 +145,14 @@ int setup(Window* w, void* mem, uint64_t bytes, bool all_local, bool force) {
 }
 
 void release(Window* w) {
-  if (!w->rdma || !w->rdma_key) return;
+  if (!w->rdma) return;
   pml::Guard guard;
-  w->rdma->unexpose_window(w->rdma_key);
+  // Dynamic windows: the regions still attached at MPI_Win_free (every
+  // origin is past the barrier of the free: none uses them any more).
+  for (const Window::DynRegion& r : w->dyn_exposed)
+    if (r.key) w->rdma->unexpose_window(r.key);
+  w->dyn_exposed.clear();
+  if (w->rdma_key) w->rdma->unexpose_window(w->rdma_key);
   w->rdma_key = 0;
   w->rdma = nullptr;
 }
@@ -155,9 +161,8 @@ namespace {
 
 // Posts one RDMA WRITE (`write`) or READ per piece of the target type's
 // contiguous runs; `dense` is the origin data packed in run order.
-int transfer(Window* w, int target, uint64_t at, size_t tcount, const Datatype& ttype, unsigned char* dense,
-             bool write) {
-  const Peer& p = w->peers[target];
+int transfer(Window* w, int target, uint64_t key, uint64_t at, size_t tcount, const Datatype& ttype,
+             unsigned char* dense, bool write) {
   btl::Transport* t = route_of(w, target);
   const int world = w->ctx->world_of[target];
   size_t done = 0;
@@ -169,7 +174,7 @@ int transfer(Window* w, int target, uint64_t at, size_t tcount, const Datatype& 
       if (rc != MPI_SUCCESS) return;
       unsigned char* local = dense + done + off;
       rc = post(write ? "write" : "read", target, [&] {
-        return write ? t->put_nb(world, local, n, pa, p.key) : t->get_nb(world, local, n, pa, p.key);
+        return write ? t->put_nb(world, local, n, pa, key) : t->get_nb(world, local, n, pa, key);
       });
     });
     done += len;
@@ -179,13 +184,15 @@ int transfer(Window* w, int target, uint64_t at, size_t tcount, const Datatype& 
 
 }  // namespace
 
-int put(Window* w, int target, uint64_t at, size_t tcount, const Datatype& ttype, const unsigned char* dense) {
+int put(Window* w, int target, uint64_t key, uint64_t at, size_t tcount, const Datatype& ttype,
+        const unsigned char* dense) {
   // RDMA WRITE only reads `dense`; the shared walker takes a mutable pointer.
-  return transfer(w, target, at, tcount, ttype, const_cast<unsigned char*>(dense), true);
+  return transfer(w, target, key, at, tcount, ttype, const_cast<unsigned char*>(dense), true);
 }
 
-int get(Window* w, int target, uint64_t at, size_t tcount, const Datatype& ttype, unsigned char* dense) {
-  return transfer(w, target, at, tcount, ttype, dense, false);
+int get(Window* w, int target, uint64_t key, uint64_t at, size_t tcount, const Datatype& ttype,
+        unsigned char* dense) {
+  return transfer(w, target, key, at, tcount, ttype, dense, false);
 }
 
 int flush(Window* w, int target) {
@@ -280,6 +287,149 @@ int proxy_atomic(Window* w, int origin, bool cas, uint64_t at, uint64_t value, u
   int s;
   while ((s = t->rma_test(world)) == 0) backoff.idle();
   return s == 1 ? MPI_SUCCESS : MPI_ERR_OTHER;
+}
+
+// ---- dynamic windows ---------------------------------------------------------------
+
+namespace {
+
+Counter dyn_rdma_ops{"axon_osc_dynamic_rdma_ops", Counter::Class::Counter,
+                     "Put / Get on dynamic windows moved by RDMA WRITE / READ (registered region of the target)"};
+Counter dyn_am_ops{"axon_osc_dynamic_am_ops", Counter::Class::Counter,
+                   "Put / Get on dynamic windows to ranks not reached by mapping or CMA that went by active "
+                   "messages (no RDMA route, region not registered, or spanning regions)"};
+Counter dyn_fetches{"axon_osc_dynamic_key_fetches", Counter::Class::Counter,
+                    "Region keys of dynamic windows fetched from a target (first use of a region)"};
+Counter dyn_drops{"axon_osc_dynamic_key_drops", Counter::Class::Counter,
+                  "Cached region keys of dynamic windows dropped because their target detached the region"};
+
+// The cached region of `target` that holds [first, last), or null.
+const Window::DynKey* cached(const Window* w, int target, uint64_t first, uint64_t last, uint64_t* base) {
+  const auto& cache = w->dyn_cache[target];
+  auto it = cache.upper_bound(first);
+  if (it == cache.begin()) return nullptr;
+  --it;
+  if (first < it->first || last - it->first > it->second.size) return nullptr;
+  *base = it->first;
+  return &it->second;
+}
+
+}  // namespace
+
+void setup_dynamic(Window* w, bool force) {
+  w->dyn_cache.resize(w->size);
+  w->dyn_invalidations.assign(w->size, 0);
+  for (int r = 0; r < w->size; ++r) {
+    if (r == w->rank) continue;
+    Peer& p = w->peers[r];
+    btl::Transport* t = route_of(w, r);
+    if (!(force || !p.same_node) || !capable(t)) continue;
+    // Regions are registered with this transport at attach (one
+    // RDMA-capable transport per process), keys fetched on first use.
+    p.path = Path::Rdma;
+    p.key = 0;
+    if (!w->rdma) w->rdma = t;
+  }
+}
+
+void attach_region(Window* w, void* base, uint64_t bytes) {
+  if (!w->rdma) return;  // nobody reaches us by RDMA: kRegion answers "active messages"
+  pml::Guard guard;
+  Window::DynRegion r;
+  r.base = reinterpret_cast<uint64_t>(base);
+  r.size = bytes;
+  r.key = w->rdma->expose_window(base, bytes);
+  if (!r.key)
+    log::debug(1, "osc: cannot register an attached region of %llu bytes for RDMA: other ranks reach it by "
+               "active messages", static_cast<unsigned long long>(bytes));
+  r.holders.assign(w->size, false);
+  w->dyn_exposed.push_back(std::move(r));
+}
+
+int detach_region(Window* w, uint64_t base) {
+  if (!w->rdma) return MPI_SUCCESS;
+  Window::DynRegion r;
+  {
+    pml::Guard guard;
+    auto it = std::find_if(w->dyn_exposed.begin(), w->dyn_exposed.end(),
+                           [&](const Window::DynRegion& d) { return d.base == base; });
+    if (it == w->dyn_exposed.end()) return MPI_SUCCESS;
+    r = std::move(*it);
+    w->dyn_exposed.erase(it);  // from now on no origin can fetch its key
+  }
+  // Every origin that holds the key drops it before the registration goes:
+  // memory attached later at this address (or anywhere) gets a new key,
+  // fetched anew. MPI allows detach only with no operation to the region
+  // pending, so none is in flight with the old key.
+  std::vector<int> origins;
+  for (int o = 0; o < w->size; ++o)
+    if (r.holders[o]) origins.push_back(o);
+  int rc = am::region_detached(w, origins, base);
+  if (r.key) {
+    pml::Guard guard;
+    w->rdma->unexpose_window(r.key);
+  }
+  return rc;
+}
+
+int dyn_key(Window* w, int target, uint64_t first, uint64_t last, uint64_t* key) {
+  for (;;) {
+    uint64_t seen;
+    {
+      pml::Guard guard;
+      uint64_t base;
+      if (const Window::DynKey* k = cached(w, target, first, last, &base)) {
+        *key = k->key;
+        return MPI_SUCCESS;
+      }
+      seen = w->dyn_invalidations[target];
+      dyn_fetches.add();
+    }
+    uint64_t out[4];
+    int rc = am::region(w, target, first, last, out);
+    if (rc != MPI_SUCCESS) return rc;
+    pml::Guard guard;
+    // A detach notice from this target that arrived while we asked may be
+    // about this very region (its answer came first): ask again.
+    if (w->dyn_invalidations[target] != seen) continue;
+    *key = out[2];
+    if (out[3]) w->dyn_cache[target][out[0]] = Window::DynKey{out[1], out[2]};
+    return MPI_SUCCESS;
+  }
+}
+
+void count_dynamic(bool by_rdma) { (by_rdma ? dyn_rdma_ops : dyn_am_ops).add(); }
+
+int region_query(Window* w, int origin, uint64_t first, uint64_t last, uint64_t out[4]) {
+  if (origin < 0 || origin >= w->size) return MPI_ERR_OTHER;
+  if (!w->rdma) {
+    // We register nothing: every address of ours goes by active messages,
+    // for good (never invalidated).
+    Run run{first, last - first};
+    int rc = detail::target_check(w, &run, 1);
+    if (rc != MPI_SUCCESS) return rc;
+    out[0] = 0, out[1] = ~uint64_t{0}, out[2] = 0, out[3] = 1;
+    return MPI_SUCCESS;
+  }
+  for (Window::DynRegion& r : w->dyn_exposed) {
+    if (first < r.base || last - r.base > r.size) continue;
+    r.holders[origin] = true;
+    out[0] = r.base, out[1] = r.size, out[2] = r.key, out[3] = 1;
+    return MPI_SUCCESS;
+  }
+  // Not inside one region: inside adjacent ones (by active messages, not
+  // cached) or outside attached memory.
+  Run run{first, last - first};
+  int rc = detail::target_check(w, &run, 1);
+  if (rc != MPI_SUCCESS) return rc;
+  out[0] = first, out[1] = last - first, out[2] = 0, out[3] = 0;
+  return MPI_SUCCESS;
+}
+
+void region_detached(Window* w, int target, uint64_t base) {
+  if (target < 0 || target >= w->size || w->dyn_cache.empty()) return;
+  ++w->dyn_invalidations[target];
+  if (w->dyn_cache[target].erase(base)) dyn_drops.add();
 }
 
 }  // namespace axon::osc::rdma

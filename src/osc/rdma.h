@@ -2,7 +2,9 @@
 //
 // A target reached with Path::Rdma has its window memory registered with an
 // RDMA-capable transport (btl caps.rma: verbs) for the window's lifetime;
-// origins learn its address and key at creation. Put is an RDMA WRITE and
+// origins learn its address and key at creation (dynamic windows: each
+// attached region is registered on its own and its key fetched on first
+// use, below). Put is an RDMA WRITE and
 // Get an RDMA READ per contiguous run of the target datatype, posted without
 // waiting: flush / unlock / fence / complete wait for their completions
 // (flush below). Synchronization (locks, PSCW notices) and accumulates keep
@@ -19,7 +21,7 @@
 namespace axon::osc::rdma {
 
 // Collective over the window, after the other paths were chosen (not for
-// dynamic windows, which stay on active messages). Registers this rank's
+// dynamic windows: setup_dynamic). Registers this rank's
 // memory [mem, mem+bytes) when some peer may reach it by RDMA, exchanges
 // (address, key) and turns peers into Path::Rdma: those on other nodes
 // (`force`: AXON_OSC_PATH=rdma, every other rank) that the route's transport
@@ -30,11 +32,47 @@ int setup(Window* w, void* mem, uint64_t bytes, bool all_local, bool force);
 // Releases the registration (the window's memory stays).
 void release(Window* w);
 
-// `at` is the target address from locate(); runs of `ttype` from there.
+// `at` is the target address from locate(); runs of `ttype` from there;
+// `key` the registration holding them (Peer::key, or dyn_key()).
 // Put: `dense` may be reused on return. Get: `dense` is filled by the next
 // flush of this target.
-int put(Window* w, int target, uint64_t at, size_t tcount, const Datatype& ttype, const unsigned char* dense);
-int get(Window* w, int target, uint64_t at, size_t tcount, const Datatype& ttype, unsigned char* dense);
+int put(Window* w, int target, uint64_t key, uint64_t at, size_t tcount, const Datatype& ttype,
+        const unsigned char* dense);
+int get(Window* w, int target, uint64_t key, uint64_t at, size_t tcount, const Datatype& ttype,
+        unsigned char* dense);
+
+// ---- dynamic windows (docs/rma.md, "Dynamic windows by RDMA") ----------------
+// Each attached region is registered on its own at MPI_Win_attach; an
+// origin fetches (base, size, key) of the region holding an address by an
+// active message on first use and caches it; MPI_Win_detach tells every
+// origin that fetched the key to drop it, and waits for their answers,
+// before the registration goes. So no origin can hold a key of memory that
+// is no longer registered, whatever is attached later at that address.
+//
+// MPI_Win_create_dynamic, after the other paths were chosen (no
+// communication): peers on other nodes (`force`: every other rank) whose
+// route can RDMA become Path::Rdma; our regions are registered with that
+// transport from then on.
+void setup_dynamic(Window* w, bool force);
+// MPI_Win_attach (after the region table has it) / MPI_Win_detach (before
+// the region table drops it): MPI_SUCCESS or an error class.
+void attach_region(Window* w, void* base, uint64_t bytes);
+int detach_region(Window* w, uint64_t base);
+// Origin: the key of `target`'s registered region holding [first, last)
+// (*key = 0: reach it by active messages: not registered, or the range
+// spans several regions), or MPI_ERR_RMA_RANGE when no attached memory
+// holds it.
+int dyn_key(Window* w, int target, uint64_t first, uint64_t last, uint64_t* key);
+// Counts a Put / Get to a dynamic window's rank on another node (or forced
+// path) by RDMA or by active messages (MPI_T counters).
+void count_dynamic(bool by_rdma);
+
+// Handlers of the active messages above (am.cpp), PML lock held.
+// Target: the region holding [first, last) for `origin`:
+// out = {base, size, key, cacheable}; MPI_ERR_RMA_RANGE if not attached.
+int region_query(Window* w, int origin, uint64_t first, uint64_t last, uint64_t out[4]);
+// Origin: `target` detached its region at `base`.
+void region_detached(Window* w, int target, uint64_t base);
 // Waits until every RDMA operation posted to `target` (-1: every target)
 // completed. MPI_SUCCESS or MPI_ERR_OTHER (a failed operation, logged).
 int flush(Window* w, int target);

@@ -110,6 +110,18 @@ case "$1" in
     run rma_ops_create_np3 3 test/rma/rma_ops create
     run rma_ops_allocate_np2 2 test/rma/rma_ops allocate
     run rma_passive_create_np2 2 test/rma/rma_passive create ;;
+  rmadyn)
+    # Dynamic windows by RDMA: regions registered at MPI_Win_attach, keys
+    # fetched on first use and dropped at MPI_Win_detach. rma_dynamic rdma
+    # replaces a region by new memory at the same address and asserts with
+    # the osc counters (MPI_T) that every Put / Get to another rank went by
+    # RDMA except those spanning two regions, and that the keys were dropped.
+    export AXON_OSC_PATH=rdma
+    run rma_dynamic_rdma_np2 2 test/rma/rma_dynamic rdma
+    run rma_dynamic_rdma_np3 3 test/rma/rma_dynamic rdma
+    run rma_ops_dynamic_np2 2 test/rma/rma_ops dynamic
+    run rma_attach_np2 2 test/rma/rma_attach
+    run rma_batch_dynamic_np2 2 test/rma/rma_batch dynamic ;;
   *) echo "unknown group $1"; exit 2 ;;
 esac
 exit $failed
