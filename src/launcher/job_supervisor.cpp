@@ -61,6 +61,7 @@ void JobSupervisor::launch(const LaunchPlan &plan) {
     program_ = plan.argv.empty() ? plan.executable : plan.argv.front();
     tag_job_ = plan.tag_output ? 1 : 0;  // like Open MPI: the first job of this mpirun is 1
     timeout_seconds_ = plan.timeout_seconds;
+    timeout_origin_ = plan.timeout_origin;
     if (plan.timeout_seconds > 0) job_deadline_ = Clock::now() + std::chrono::seconds(plan.timeout_seconds);
 
     UniqueFd dev_null(open("/dev/null", O_RDONLY | O_CLOEXEC));
@@ -270,7 +271,8 @@ void JobSupervisor::check_deadlines(Clock::time_point now) {
     if (job_deadline_ && now >= *job_deadline_) {
         job_deadline_.reset();
         if (!ending_) {
-            std::fprintf(stderr, "mpirun: the job ran longer than --timeout %d s; ending it\n", timeout_seconds_);
+            std::fprintf(stderr, "mpirun: the job ran longer than %s %d s; ending it\n", timeout_origin_.c_str(),
+                         timeout_seconds_);
             end_job(124);
         }
     }

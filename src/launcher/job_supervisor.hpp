@@ -37,6 +37,7 @@ struct LaunchPlan {
     std::vector<std::string> base_env; // environment before the PMIx variables
     bool tag_output = false;
     int timeout_seconds = 0;           // 0: none
+    std::string timeout_origin;        // what set it (--timeout, MPIEXEC_TIMEOUT)
     bool forward_stdin = true;
     const sigset_t *rank_signal_mask = nullptr;
     const rlimit *rank_open_files_limit = nullptr;
@@ -144,6 +145,7 @@ private:
     std::string label_ = "mpirun";
     int tag_job_ = 0;  // the job's number in tags ("[1,rank]"); 0 when not tagging
     int timeout_seconds_ = 0;
+    std::string timeout_origin_;
     std::vector<Rank> ranks_;
     LaunchPlan plan_;             // kept for the jobs MPI_Comm_spawn starts
     uint32_t spawned_jobs_ = 0;

@@ -151,6 +151,7 @@ int run_job(const LaunchOptions &options) {
     plan.base_env = std::move(base_env);
     plan.tag_output = options.tag_output;
     plan.timeout_seconds = options.timeout_seconds;
+    plan.timeout_origin = options.timeout_origin;
     // Rank 0 gets mpirun's stdin only when it runs here.
     plan.forward_stdin = runs_here && map.ranks[0].node == static_cast<uint32_t>(map.head_node) &&
                          stdin_is_forwardable();

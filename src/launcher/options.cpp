@@ -35,7 +35,8 @@ constexpr const char *help_text =
     "  --bind-to core|none    bind each rank to one core, or not at all (default: core\n"
     "                         when the ranks fit on the cores mpirun may use, else none)\n"
     "  --tag-output           prefix each output line with [job,rank]<stdout>: or <stderr>:\n"
-    "  --timeout SECONDS      end the job when it runs longer (exit status 124)\n"
+    "  --timeout SECONDS      end the job when it runs longer (exit status 124);\n"
+    "                         default: the MPIEXEC_TIMEOUT environment variable\n"
     "  --display-map          print where each rank runs and what it is bound to\n"
     "  --oversubscribe        accepted for compatibility: more ranks than cores is allowed\n"
     "  -H, --host LIST        hosts as name[:slots],... (this machine: its name or localhost)\n"
@@ -303,6 +304,20 @@ ParseOutcome parse_options(int argc, char **argv, LaunchOptions &options) {
     }
 
     for (; index < argc; ++index) options.program.emplace_back(argv[index]);
+    // MPIEXEC_TIMEOUT: the variable MPICH's and Open MPI's launchers honour
+    // as a default for --timeout; test harnesses (MPICH's runtests, CI
+    // scripts) set it to end hung jobs.
+    if (options.timeout_seconds == 0) {
+        if (const char *env = std::getenv("MPIEXEC_TIMEOUT"); env && *env) {
+            auto seconds = parse_positive(env);
+            if (!seconds) {
+                report("MPIEXEC_TIMEOUT needs a positive number of seconds, not '%s'", env);
+                return ParseOutcome::exit_failure;
+            }
+            options.timeout_seconds = *seconds;
+            options.timeout_origin = "MPIEXEC_TIMEOUT";
+        }
+    }
     if (options.program.empty()) {
         std::fprintf(stderr, "mpirun: no program to run (see mpirun --help)\n");
         return ParseOutcome::exit_failure;

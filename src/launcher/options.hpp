@@ -32,6 +32,7 @@ struct LaunchOptions {
     bool display_map = false;
     bool oversubscribe = false;               // accepted; oversubscription is always allowed
     int timeout_seconds = 0;                  // 0: no limit
+    std::string timeout_origin = "--timeout"; // or MPIEXEC_TIMEOUT: named in the message
     std::vector<HostSlots> hosts;             // from -H / --hostfile; empty: this node
     MapPolicy map_by;
     std::string launch_agent;                 // "CMD ... {} ..."; empty: ssh (or srun in Slurm)
