@@ -140,7 +140,10 @@ struct Table {
         basic(MPI_SHORT, "MPI_SHORT", sizeof(short), EK::int16, OG::c_integer);
         basic(MPI_INT, "MPI_INT", sizeof(int), EK::int32, OG::c_integer);
         basic(MPI_LONG, "MPI_LONG", sizeof(long), EK::int64, OG::c_integer);
-        basic(MPI_LONG_LONG, "MPI_LONG_LONG", sizeof(long long), EK::int64, OG::c_integer);
+        // MPI_LONG_LONG and MPI_LONG_LONG_INT are one handle in the ABI, as are
+        // MPI_C_COMPLEX and MPI_C_FLOAT_COMPLEX: the older names, as MPICH gives
+        // (its suite accepts them for both spellings, not the reverse).
+        basic(MPI_LONG_LONG, "MPI_LONG_LONG_INT", sizeof(long long), EK::int64, OG::c_integer);
         basic(MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT", sizeof(unsigned short), EK::uint16, OG::c_integer);
         basic(MPI_UNSIGNED, "MPI_UNSIGNED", sizeof(unsigned), EK::uint32, OG::c_integer);
         basic(MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", sizeof(unsigned long), EK::uint64, OG::c_integer);
@@ -148,7 +151,7 @@ struct Table {
               OG::c_integer);
         // C/C++ floating point and complex.
         basic(MPI_FLOAT, "MPI_FLOAT", sizeof(float), EK::float32, OG::floating_point);
-        basic(MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", 2 * sizeof(float), EK::complex_float32, OG::complex);
+        basic(MPI_C_FLOAT_COMPLEX, "MPI_C_COMPLEX", 2 * sizeof(float), EK::complex_float32, OG::complex);
         basic(MPI_CXX_FLOAT_COMPLEX, "MPI_CXX_FLOAT_COMPLEX", 2 * sizeof(float), EK::complex_float32,
               OG::complex);
         basic(MPI_DOUBLE, "MPI_DOUBLE", sizeof(double), EK::float64, OG::floating_point);
