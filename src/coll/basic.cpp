@@ -140,6 +140,57 @@ int reduce_to_zero(void* acc, void* scratch, MPI_Count count, const Datatype* ty
 
 }  // namespace
 
+// Flat reduction: every other rank sends its operand straight to the root
+// and returns at once (an eager message), the root combines them in rank
+// order. With more ranks than cores that wins for small messages: a rank
+// sharing the root's core costs it one send per call (instead of a
+// receive, a reduction and a send in the binomial tree), and nobody waits
+// for a rank on another core, so non-roots run calls ahead and the root
+// finds their operands there. docs/collectives.md ("Oversubscribed").
+int reduce_flat(const void* sendbuf, void* recvbuf, MPI_Count count, const Datatype* type, const Op* op, int root,
+                pml::Context* ctx) {
+  int size = ctx->size(), rank = ctx->rank;
+  size_t bytes = span_bytes(type, count);
+  const void* mine = sendbuf ? sendbuf : recvbuf;
+  if (rank != root) return send_bytes(mine, bytes, root, kTagReduce, ctx);
+  if (size == 1) {
+    if (sendbuf && count) std::memcpy(recvbuf, sendbuf, bytes);
+    return MPI_SUCCESS;
+  }
+  // operands[i]: rank i's operand, the root's own read in place. Small
+  // calls (the only ones that come here) fit the stack.
+  constexpr size_t kStack = 4096;
+  alignas(64) uint8_t stack[kStack];
+  std::vector<uint8_t> heap;
+  size_t need = static_cast<size_t>(size) * bytes;
+  uint8_t* all = stack;
+  if (need > kStack) {
+    heap.resize(need);
+    all = heap.data();
+  }
+  auto operand = [&](int i) { return all + static_cast<size_t>(i) * bytes; };
+  // After an error (a mismatched count) keep receiving, so that no message
+  // is left behind; report the first error.
+  int err = MPI_SUCCESS;
+  for (int i = 0; i < size; ++i) {
+    if (i == root) continue;
+    int rc = recv_bytes(operand(i), bytes, i, kTagReduce, ctx);
+    if (err == MPI_SUCCESS) err = rc;
+  }
+  if (err != MPI_SUCCESS) return err;
+  // acc = x_{n-1}; acc = x_i op acc for i = n-2 .. 0 (operand order kept).
+  // The accumulator is the last operand's own slot (the root's own operand
+  // is copied there first when the root is the last rank: recvbuf may be it).
+  uint8_t* acc = operand(size - 1);
+  if (root == size - 1 && bytes) std::memcpy(acc, mine, bytes);
+  for (int i = size - 2; i >= 0; --i) {
+    const void* x = i == root ? mine : operand(i);
+    if (int rc = op_apply(*op, x, acc, static_cast<size_t>(count), *type); rc != MPI_SUCCESS) return rc;
+  }
+  if (bytes) std::memcpy(recvbuf, acc, bytes);
+  return MPI_SUCCESS;
+}
+
 int reduce(const void* sendbuf, void* recvbuf, MPI_Count count, const Datatype* type, const Op* op,
            int root, pml::Context* ctx) {
   size_t bytes = span_bytes(type, count);

@@ -6,6 +6,8 @@
 #include <memory>
 
 #include "base/log.h"
+#include "base/param.h"
+#include "rte/rte.h"
 
 #include "coll/internal.h"
 #include "coll/select.h"
@@ -82,6 +84,23 @@ pml::Request* new_request(Schedule* s, bool persistent) {
 // microsecond. Not taken when an algorithm is forced.
 constexpr size_t kDirectLimit = 2048;
 
+IntParam flat_reduce_param{"AXON_COLL_REDUCE_FLAT", -1,
+                           "Small blocking MPI_Reduce (the direct path: predefined contiguous types, at most 2048 "
+                           "bytes, algorithm not forced): every rank sends its operand straight to the root. 1 = "
+                           "always, 0 = never (binomial tree), -1 = when the node is oversubscribed and the "
+                           "communicator has at most 8 ranks."};
+
+// Whether a direct reduce goes flat (the same on every rank: the size, the
+// node's oversubscription and the parameter are shared). Measured at 4
+// ranks on 2 cores, 4 B - 2 KiB: never slower than the binomial tree, and
+// its slow runs (other load on the machine) about half the tree's
+// (docs/collectives.md, "Oversubscribed").
+bool flat_reduce(const CommState* st) {
+  int64_t mode = flat_reduce_param.get();
+  if (mode >= 0) return mode > 0;
+  return rte::job().oversubscribed && st->coll->size() <= 8;
+}
+
 // `forced`: the caller's choice was forced by AXON_COLL_<NAME>_ALGORITHM.
 bool direct(CommState* st, const Args& a, bool forced, int* rc) {
   if (st->inter()) return false;
@@ -99,8 +118,9 @@ bool direct(CommState* st, const Args& a, bool forced, int* rc) {
     return false;
   if (forced) return false;
   if (explain() && st->coll->rank == 0)
-    std::fprintf(stderr, "axon coll: %s on %d ranks, %zu bytes: direct (blocking basic version): small message\n",
-                 kind_name(a.kind), st->coll->size(), payload_bytes(a.recvcount, a.recvtype));
+    std::fprintf(stderr, "axon coll: %s on %d ranks, %zu bytes: direct (blocking basic version%s): small message\n",
+                 kind_name(a.kind), st->coll->size(), payload_bytes(a.recvcount, a.recvtype),
+                 a.kind == Kind::reduce && flat_reduce(st) ? ", flat: every rank sends to the root" : "");
   const void* in = a.in_place ? nullptr : a.sendbuf;
   switch (a.kind) {
     case Kind::barrier:
@@ -110,7 +130,8 @@ bool direct(CommState* st, const Args& a, bool forced, int* rc) {
       *rc = bcast(a.recvbuf, a.recvcount, a.recvtype, a.root, st->coll);
       break;
     case Kind::reduce:
-      *rc = reduce(in, a.recvbuf, a.recvcount, a.recvtype, a.op, a.root, st->coll);
+      *rc = flat_reduce(st) ? reduce_flat(in, a.recvbuf, a.recvcount, a.recvtype, a.op, a.root, st->coll)
+                            : reduce(in, a.recvbuf, a.recvcount, a.recvtype, a.op, a.root, st->coll);
       break;
     default:
       *rc = allreduce(in, a.recvbuf, a.recvcount, a.recvtype, a.op, st->coll);
@@ -148,7 +169,9 @@ int run(CommState* state, const Args& args) {
     alg = c.alg;
     if (alg->node) {
       if (explain()) explain_choice(args, state, c);
-      return std::strcmp(alg->name, "shm") == 0 ? shm_run(state, args) : hier_run(state, args);
+      // (The node-level algorithms are "shm" and "hierarchical": one
+      // character tells them apart, a strcmp per call costs 20 instructions.)
+      return alg->name[0] == 's' ? shm_run(state, args) : hier_run(state, args);
     }
     if (int rc; direct(state, args, c.why == nullptr, &rc)) return rc;
     explain_choice(args, state, c);

@@ -87,6 +87,12 @@ const std::vector<Algorithm>& algorithms(Kind kind);
 // has no intercommunicator algorithm here.
 bool build_inter(Schedule& s, const Args& a, CommState* st);
 
+// Blocking reduce of a small predefined contiguous type sent straight to
+// the root (src/coll/basic.cpp): the direct path's choice on an
+// oversubscribed node (engine.cpp). Same arguments as coll::reduce.
+int reduce_flat(const void* sendbuf, void* recvbuf, MPI_Count count, const Datatype* type, const Op* op, int root,
+                pml::Context* ctx);
+
 // ---- builders (src/coll/algo_*.cpp) ---------------------------------------------
 void barrier_dissemination(Build& b);
 void bcast_binomial(Build& b);

