@@ -38,6 +38,9 @@ bool finalized();
 void runtime_acquire(int thread_level_required);
 void runtime_release(bool world_ends);
 bool runtime_running();
+// The thread support the running runtime gives: the highest level any of its
+// users (MPI_Init_thread, sessions) asked for.
+int runtime_thread_level();
 
 // MPI_Status <-> request results. The ABI's status has five internal ints:
 // [0],[1] the byte count (64 bits), [2] the cancelled flag.

@@ -2,6 +2,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -47,6 +48,7 @@ pthread_t main_thread;
 // exit when only sessions used it.
 std::mutex runtime_lock;
 int runtime_users = 0;
+int runtime_level = MPI_THREAD_SINGLE;  // the highest level any current user asked for
 bool rte_up = false;
 
 void rte_finalize_at_exit() {
@@ -91,6 +93,8 @@ int start(int required, int* provided) {
 void runtime_acquire(int thread_level_required) {
   std::lock_guard<std::mutex> lock(runtime_lock);
   if (thread_level_required == MPI_THREAD_MULTIPLE) pml::enable_thread_safety();
+  if (runtime_users == 0) runtime_level = MPI_THREAD_SINGLE;
+  runtime_level = std::max(runtime_level, thread_level_required);
   if (runtime_users++ > 0) return;
   if (!rte_up) {
     if (rte::init() != 0) rte::abort_job(1, "MPI_Init: cannot start");
@@ -108,6 +112,11 @@ void runtime_acquire(int thread_level_required) {
 void runtime_release(bool world_ends) {
   std::lock_guard<std::mutex> lock(runtime_lock);
   if (--runtime_users == 0) runtime_stop(world_ends);
+}
+
+int runtime_thread_level() {
+  std::lock_guard<std::mutex> lock(runtime_lock);
+  return runtime_level;
 }
 
 bool runtime_running() {

@@ -8,6 +8,7 @@
 
 #include <strings.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <map>
@@ -129,7 +130,10 @@ AXON_API(int, MPI_Session_init, (MPI_Info info, MPI_Errhandler errhandler, MPI_S
   s->id = next_session_id++;
   s->errhandler = e;
   errhandler_retain(e);
-  s->thread_level = level;
+  // The level provided, which may be higher than the one asked for (as with
+  // MPI_Init_thread): a session started next to an MPI_THREAD_MULTIPLE World
+  // model, or another such session, is thread-safe too.
+  s->thread_level = std::max(level, runtime_thread_level());
   {
     std::lock_guard<std::mutex> lock(registry_lock);
     live_sessions[s->id] = s;

@@ -128,7 +128,14 @@ void finalize() {
   request_pool.clear();
 }
 
+// The pool is shared by every thread: both ends take the PML lock themselves
+// (recursive, a no-op below MPI_THREAD_MULTIPLE), since many callers (MPI_*
+// request constructors, idup, collectives' entry points) run outside it. Two
+// threads popping the same entry handed one Request to two operations: a
+// receive freed by one while still posted by the other (MPICH's
+// threads/comm/idup_nb crashed in deliver()).
 Request* request_alloc(Request::Kind kind) {
+  Guard guard;
   Request* r;
   if (!request_pool.empty()) {
     r = request_pool.back();
@@ -144,6 +151,7 @@ Request* request_alloc(Request::Kind kind) {
 }
 
 void request_release(Request* r) {
+  Guard guard;
   free(r->staging);
   r->staging = nullptr;
   if (r->device_state) device_complete(r);  // never completed (e.g. a persistent request never started)

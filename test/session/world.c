@@ -13,6 +13,16 @@ int main(int argc, char **argv)
 
     MPI_Session session;
     CHECK_MPI(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &session));
+    {
+        /* No hint, World model at MPI_THREAD_SINGLE: the session is too. */
+        MPI_Info used;
+        char level[64] = "";
+        int len = sizeof level, flag = 0;
+        CHECK_MPI(MPI_Session_get_info(session, &used));
+        CHECK_MPI(MPI_Info_get_string(used, "thread_level", &len, level, &flag));
+        CHECK(flag && strcmp(level, "MPI_THREAD_SINGLE") == 0, "session thread_level '%s'", level);
+        MPI_Info_free(&used);
+    }
     MPI_Group sgroup, wgroup;
     CHECK_MPI(MPI_Group_from_session_pset(session, "mpi://WORLD", &sgroup));
     MPI_Comm_group(MPI_COMM_WORLD, &wgroup);
