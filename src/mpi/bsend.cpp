@@ -4,12 +4,15 @@
 // buffer, first-fit, with MPI_BSEND_OVERHEAD bytes of bookkeeping charged per
 // message as the standard lets users budget. Space returns to the pool when
 // the internal send completes; detach waits for all of them.
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <vector>
 
+#include "base/backoff.h"
 #include "mpi/api.h"
 #include "mpi/bsend.h"
 #include "mpi/session.h"
@@ -90,11 +93,21 @@ int buffered_send(const void* buf, MPI_Count count, const Datatype* type, int de
   if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
   size_t bytes = 0;
   if (!bytes_for_count(*type, count, &bytes)) return MPI_ERR_COUNT;
-  pml::Guard guard;
-  AttachedBuffer& b = buffer_for(comm);
-  auto* block = new Block{&b, 0, nullptr};
+  // Space of messages already delivered comes back when their completion is
+  // seen, which needs progress: before reporting a full buffer, drive it
+  // (for at most kReclaimTime) while messages of this buffer are in flight.
+  // Users budget the buffer for the messages they have outstanding, not for
+  // completions this process has not processed yet (MPICH's
+  // threads/pt2pt/mt_bsendrecv_huge sizes it exactly so).
+  constexpr auto kReclaimTime = std::chrono::milliseconds(200);
+  const auto deadline = std::chrono::steady_clock::now() + kReclaimTime;
+  Backoff backoff(pml::spin_rounds());
+  std::optional<pml::Guard> guard;
+  guard.emplace();
+  AttachedBuffer* b = &buffer_for(comm);
+  auto* block = new Block{b, 0, nullptr};
   uint8_t* copy = nullptr;
-  if (b.automatic) {
+  if (b->automatic) {
     block->heap_copy = malloc(bytes ? bytes : 1);
     if (!block->heap_copy) {
       delete block;
@@ -102,11 +115,18 @@ int buffered_send(const void* buf, MPI_Count count, const Datatype* type, int de
     }
     copy = static_cast<uint8_t*>(block->heap_copy);
   } else {
-    if (!b.base || !allocate(b, bytes + MPI_BSEND_OVERHEAD, &block->offset)) {
-      delete block;
-      return MPI_ERR_BUFFER;
+    while (!b->base || !allocate(*b, bytes + MPI_BSEND_OVERHEAD, &block->offset)) {
+      if (!b->base || b->in_flight == 0 || std::chrono::steady_clock::now() >= deadline) {
+        delete block;
+        return MPI_ERR_BUFFER;
+      }
+      guard.reset();  // other threads may be the ones to post the receives
+      if (pml::progress() == 0) backoff.idle();
+      guard.emplace();
+      b = &buffer_for(comm);
+      block->owner = b;
     }
-    copy = b.base + block->offset;
+    copy = b->base + block->offset;
   }
   if (bytes) pack_items(*type, buf, static_cast<size_t>(count), copy);
   pml::Request* r = nullptr;
@@ -114,11 +134,11 @@ int buffered_send(const void* buf, MPI_Count count, const Datatype* type, int de
                       pml::SendMode::Standard, &r);
   if (rc != MPI_SUCCESS) {
     if (block->heap_copy) free(block->heap_copy);
-    else b.used.erase(block->offset);
+    else b->used.erase(block->offset);
     delete block;
     return rc;
   }
-  ++b.in_flight;
+  ++b->in_flight;
   ++all_in_flight;
   r->user_data = block;
   // Nobody waits for this request: it frees itself and its space when done.
