@@ -82,23 +82,7 @@ class TwoGroupAnd {
 
 // A context pair agreed by both groups, nonblocking (what
 // agree_pair_two_groups waits for).
-class TwoGroupPairAgreement {
- public:
-  explicit TwoGroupPairAgreement(const TwoGroups& t);
-  bool step();  // true when finished: pair() or error()
-  int pair() const { return pair_; }
-  int error() const { return error_; }
-
- private:
-  enum class Phase { Candidates, Confirm, Done };
-  void begin_round();
-  TwoGroupAnd and_;
-  Phase phase_ = Phase::Candidates;
-  int candidate_ = -1;
-  bool reserved_ = false;
-  int pair_ = -1;
-  int error_ = 0;
-};
+using TwoGroupPairAgreement = PairAgreement<TwoGroupAnd>;
 
 // MPI_Comm_dup / MPI_Comm_idup of an intercommunicator, nonblocking: a pair
 // for the local group, then the pair of the new intercommunicator. Consumes

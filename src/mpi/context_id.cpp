@@ -154,54 +154,6 @@ bool MaskAllreduce::step() {
 
 // ---------------------------------------------------------------------------
 
-ContextAgreement::ContextAgreement(pml::Context* ctx, std::vector<int> members, int me, int tag)
-    : reduce_(ctx, std::move(members), me, tag) {
-  begin_round();
-}
-
-void ContextAgreement::begin_round() {
-  ContextMask m = context_candidates();
-  reduce_.start({m.begin(), m.end()});
-  phase_ = Phase::Candidates;
-}
-
-bool ContextAgreement::step() {
-  while (phase_ != Phase::Done) {
-    if (!reduce_.step()) return false;
-    if (reduce_.error() != MPI_SUCCESS) {
-      if (reserved_) context_unreserve(candidate_);
-      reserved_ = false;
-      error_ = reduce_.error();
-      phase_ = Phase::Done;
-      break;
-    }
-    if (phase_ == Phase::Candidates) {
-      ContextMask agreed;
-      std::copy(reduce_.result().begin(), reduce_.result().end(), agreed.begin());
-      candidate_ = context_try_reserve(agreed, &reserved_);
-      if (candidate_ < 0) {  // the same at every member: nothing is free everywhere
-        error_ = MPI_ERR_OTHER;
-        phase_ = Phase::Done;
-        break;
-      }
-      reduce_.start({reserved_ ? uint64_t{1} : uint64_t{0}});
-      phase_ = Phase::Confirm;
-    } else {
-      if (reduce_.result()[0] == 1) {
-        context_commit(candidate_);
-        pair_ = candidate_;
-        phase_ = Phase::Done;
-      } else {
-        // Someone lost the candidate to a concurrent creation: try again.
-        if (reserved_) context_unreserve(candidate_);
-        reserved_ = false;
-        begin_round();
-      }
-    }
-  }
-  return true;
-}
-
 int agree_context_pair(pml::Context* ctx, std::vector<int> members, int me, int tag, int* error) {
   ContextAgreement agreement(ctx, std::move(members), me, tag);
   bool done = false;

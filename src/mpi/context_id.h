@@ -18,9 +18,13 @@
 // each other retry. State is guarded by the PML lock (progress hooks hold it).
 #pragma once
 
+#include <mpi.h>
+
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "pml/pml.h"
@@ -80,24 +84,72 @@ class MaskAllreduce {
 };
 
 // Agreement on a new context pair among the members (the two rounds above),
-// nonblocking: drive it with step().
-class ContextAgreement {
+// nonblocking: drive it with step(). `And` is the bitwise-AND allreduce the
+// rounds run on: MaskAllreduce among ranks of one context (ContextAgreement),
+// or TwoGroupAnd over both groups of an intercommunicator (communicator.h).
+template <class And>
+class PairAgreement {
  public:
-  ContextAgreement(pml::Context* ctx, std::vector<int> members, int me, int tag);
-  bool step();          // true when finished: pair() or error()
+  template <class... Args>
+  explicit PairAgreement(Args&&... args) : and_(std::forward<Args>(args)...) {
+    begin_round();
+  }
+  bool step();  // true when finished: pair() or error()
   int pair() const { return pair_; }
   int error() const { return error_; }
 
  private:
   enum class Phase { Candidates, Confirm, Done };
-  void begin_round();
-  MaskAllreduce reduce_;
+  void begin_round() {
+    ContextMask m = context_candidates();
+    and_.start({m.begin(), m.end()});
+    phase_ = Phase::Candidates;
+  }
+  And and_;
   Phase phase_ = Phase::Candidates;
   int candidate_ = -1;
   bool reserved_ = false;
   int pair_ = -1;
   int error_ = 0;
 };
+
+template <class And>
+bool PairAgreement<And>::step() {
+  while (phase_ != Phase::Done) {
+    if (!and_.step()) return false;
+    if (and_.error() != MPI_SUCCESS) {
+      if (reserved_) context_unreserve(candidate_);
+      reserved_ = false;
+      error_ = and_.error();
+      phase_ = Phase::Done;
+      break;
+    }
+    if (phase_ == Phase::Candidates) {
+      ContextMask agreed;
+      std::copy(and_.result().begin(), and_.result().end(), agreed.begin());
+      candidate_ = context_try_reserve(agreed, &reserved_);
+      if (candidate_ < 0) {  // the same at every member: nothing is free everywhere
+        error_ = MPI_ERR_OTHER;
+        phase_ = Phase::Done;
+        break;
+      }
+      and_.start({reserved_ ? uint64_t{1} : uint64_t{0}});
+      phase_ = Phase::Confirm;
+    } else if (and_.result()[0] == 1) {
+      context_commit(candidate_);
+      pair_ = candidate_;
+      phase_ = Phase::Done;
+    } else {
+      // Someone lost the candidate to a concurrent creation: try again.
+      if (reserved_) context_unreserve(candidate_);
+      reserved_ = false;
+      begin_round();
+    }
+  }
+  return true;
+}
+
+using ContextAgreement = PairAgreement<MaskAllreduce>;
 
 // Blocking form: the pair agreed among all ranks of `ctx`, or -1 with *error set.
 int agree_context_pair(pml::Context* ctx, int tag, int* error);

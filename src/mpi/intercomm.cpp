@@ -133,51 +133,6 @@ bool TwoGroupAnd::step() {
   }
 }
 
-// Pair agreement over both groups, the two rounds of context_id.h with
-// TwoGroupAnd in place of the local AND.
-TwoGroupPairAgreement::TwoGroupPairAgreement(const TwoGroups& t) : and_(t) { begin_round(); }
-
-void TwoGroupPairAgreement::begin_round() {
-  ContextMask candidates = context_candidates();
-  and_.start({candidates.begin(), candidates.end()});
-  phase_ = Phase::Candidates;
-}
-
-bool TwoGroupPairAgreement::step() {
-  while (phase_ != Phase::Done) {
-    if (!and_.step()) return false;
-    if (and_.error() != MPI_SUCCESS) {
-      if (reserved_) context_unreserve(candidate_);
-      reserved_ = false;
-      error_ = and_.error();
-      phase_ = Phase::Done;
-      break;
-    }
-    if (phase_ == Phase::Candidates) {
-      ContextMask agreed;
-      std::copy(and_.result().begin(), and_.result().end(), agreed.begin());
-      candidate_ = context_try_reserve(agreed, &reserved_);
-      if (candidate_ < 0) {  // the same at every member: nothing is free everywhere
-        error_ = MPI_ERR_OTHER;
-        phase_ = Phase::Done;
-        break;
-      }
-      and_.start({reserved_ ? uint64_t{1} : uint64_t{0}});
-      phase_ = Phase::Confirm;
-    } else if (and_.result()[0] == 1) {
-      context_commit(candidate_);
-      pair_ = candidate_;
-      phase_ = Phase::Done;
-    } else {
-      // Someone lost the candidate to a concurrent creation: try again.
-      if (reserved_) context_unreserve(candidate_);
-      reserved_ = false;
-      begin_round();
-    }
-  }
-  return true;
-}
-
 int agree_pair_two_groups(const TwoGroups& t, int* error) {
   TwoGroupPairAgreement agreement(t);
   bool done = false;
