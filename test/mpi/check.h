@@ -149,4 +149,17 @@ static inline int report(const char *test_name)
     return 0;
 }
 
+/* Allocates and starts a handle on the MPI_T counter `name` in session `s`,
+ * or returns MPI_T_PVAR_HANDLE_NULL when this MPI has no such counter (tests
+ * that also run under MPICH / Open MPI then skip their counter checks). */
+static inline MPI_T_pvar_handle check_pvar_start(MPI_T_pvar_session s, const char *name)
+{
+    int index, count;
+    MPI_T_pvar_handle h = MPI_T_PVAR_HANDLE_NULL;
+    if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &index) != MPI_SUCCESS) return h;
+    CHECK_MPI(MPI_T_pvar_handle_alloc(s, index, NULL, &h, &count));
+    MPI_T_pvar_start(s, h);
+    return h;
+}
+
 #endif

@@ -82,16 +82,6 @@ static void check_slots(const int64_t *r, int reg, int phase, const char *what)
         }
 }
 
-static MPI_T_pvar_handle pvar(MPI_T_pvar_session s, const char *name)
-{
-    int index, count;
-    MPI_T_pvar_handle h = MPI_T_PVAR_HANDLE_NULL;
-    if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &index) != MPI_SUCCESS) return h;
-    CHECK_MPI(MPI_T_pvar_handle_alloc(s, index, NULL, &h, &count));
-    MPI_T_pvar_start(s, h);
-    return h;
-}
-
 static long long pvar_read(MPI_T_pvar_session s, MPI_T_pvar_handle h)
 {
     unsigned long long v = 0;
@@ -123,10 +113,10 @@ int main(int argc, char **argv)
 
     MPI_T_pvar_session session;
     CHECK_MPI(MPI_T_pvar_session_create(&session));
-    MPI_T_pvar_handle h_rdma = pvar(session, "axon_osc_dynamic_rdma_ops");
-    MPI_T_pvar_handle h_am = pvar(session, "axon_osc_dynamic_am_ops");
-    MPI_T_pvar_handle h_drops = pvar(session, "axon_osc_dynamic_key_drops");
-    MPI_T_pvar_handle h_fetches = pvar(session, "axon_osc_dynamic_key_fetches");
+    MPI_T_pvar_handle h_rdma = check_pvar_start(session, "axon_osc_dynamic_rdma_ops");
+    MPI_T_pvar_handle h_am = check_pvar_start(session, "axon_osc_dynamic_am_ops");
+    MPI_T_pvar_handle h_drops = check_pvar_start(session, "axon_osc_dynamic_key_drops");
+    MPI_T_pvar_handle h_fetches = check_pvar_start(session, "axon_osc_dynamic_key_fetches");
 
     unsigned char *mem = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CHECK(mem != MAP_FAILED, "mmap");

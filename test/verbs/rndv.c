@@ -97,16 +97,6 @@ static unsigned long long counter(MPI_T_pvar_session s, MPI_T_pvar_handle h)
     return v;
 }
 
-static MPI_T_pvar_handle start(MPI_T_pvar_session s, const char *name)
-{
-    int index, count;
-    MPI_T_pvar_handle h = MPI_T_PVAR_HANDLE_NULL;
-    if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &index) != MPI_SUCCESS) return h;
-    CHECK_MPI(MPI_T_pvar_handle_alloc(s, index, NULL, &h, &count));
-    MPI_T_pvar_start(s, h);
-    return h;
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -120,13 +110,13 @@ int main(int argc, char **argv)
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_T_pvar_session session;
     CHECK_MPI(MPI_T_pvar_session_create(&session));
-    MPI_T_pvar_handle h_read = start(session, "axon_btl_verbs_read_bytes");
-    MPI_T_pvar_handle h_write = start(session, "axon_btl_verbs_write_bytes");
-    MPI_T_pvar_handle h_chunks = start(session, "axon_btl_verbs_rdma_chunks");
-    MPI_T_pvar_handle h_rail0 = start(session, "axon_btl_verbs_rail0_bytes");
-    MPI_T_pvar_handle h_rail1 = start(session, "axon_btl_verbs_rail1_bytes");
+    MPI_T_pvar_handle h_read = check_pvar_start(session, "axon_btl_verbs_read_bytes");
+    MPI_T_pvar_handle h_write = check_pvar_start(session, "axon_btl_verbs_write_bytes");
+    MPI_T_pvar_handle h_chunks = check_pvar_start(session, "axon_btl_verbs_rdma_chunks");
+    MPI_T_pvar_handle h_rail0 = check_pvar_start(session, "axon_btl_verbs_rail0_bytes");
+    MPI_T_pvar_handle h_rail1 = check_pvar_start(session, "axon_btl_verbs_rail1_bytes");
     const char *rails = argc > 3 ? argv[3] : "";
-    MPI_T_pvar_handle h_segs = start(session, "axon_pml_rndv_segments");
+    MPI_T_pvar_handle h_segs = check_pvar_start(session, "axon_pml_rndv_segments");
     if (!strncmp(rails, "seg=", 4)) segment_size = strtoull(rails + 4, NULL, 0);
 
     const size_t sizes[] = {65536, 65537, 100003, 3 * 65536 + 7, (1 << 20) + 123, 5000001};
