@@ -217,20 +217,20 @@ const char* node_pick(const Args& a, const CommState* st, int n, size_t bytes, c
   if (!node_param.get()) return nullptr;
   if (shm_eligible(st, a)) {
     // Oversubscribed, a root that leaves at once and eager messages let
-    // point-to-point ranks run calls ahead; the segment's two data sets
-    // keep ranks within two steps of each other, and every hand-off costs
-    // a context switch.
+    // point-to-point ranks run small calls ahead; the segment's two data
+    // sets keep ranks within two steps of each other, and every hand-off
+    // costs a context switch. Large calls take few steps (big slots), so
+    // the segment wins there.
     bool over = rte::job().oversubscribed;
     switch (a.kind) {
       case Kind::bcast:
         if (over && bytes < 16 * 1024) return nullptr;
         return *why = "one node: shared-memory segment", "shm";
       case Kind::reduce:
-        if (over || bytes > 64 * 1024) return nullptr;
+        if (over ? bytes <= 8 * 1024 : bytes > 2 * 1024 * 1024) return nullptr;
         return *why = "one node: shared-memory segment", "shm";
       case Kind::allreduce:
         if (n <= 2 && bytes > 512 && bytes <= 2048) return nullptr;
-        if (over && bytes > 1024 * 1024) return nullptr;
         return *why = "one node: shared-memory segment", "shm";
       case Kind::gather:
       case Kind::scatter:
@@ -238,20 +238,7 @@ const char* node_pick(const Args& a, const CommState* st, int n, size_t bytes, c
         // (scatter) leave after eager sends and run calls ahead.
         if (over) return nullptr;
         return *why = "one node: shared-memory segment", "shm";
-      case Kind::allgather:
-      case Kind::allgatherv: {
-        size_t most = bytes;
-        if (a.kind == Kind::allgatherv)
-          for (MPI_Count c : a.recvcounts) most = std::max(most, payload_bytes(c, a.recvtype));
-        // Oversubscribed, every segment step is a hand-off between all
-        // ranks; the ring moves more per switch for large blocks.
-        if (over && most > 512 * 1024) return nullptr;
-        return *why = "one node: shared-memory segment", "shm";
-      }
-      case Kind::alltoall:
-        if (over && bytes > 128 * 1024) return nullptr;
-        return *why = "one node: shared-memory segment", "shm";
-      default:
+      default:  // barrier, allgather(v), alltoall
         return *why = "one node: shared-memory segment", "shm";
     }
   }

@@ -38,6 +38,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -45,6 +46,7 @@
 #include <string>
 
 #include "base/backoff.h"
+#include "base/clock.h"
 #include "base/futex.h"
 #include "base/log.h"
 #include "base/param.h"
@@ -55,9 +57,10 @@ namespace axon::coll {
 
 namespace {
 
-SizeParam chunk_param{"AXON_COLL_SHM_CHUNK", 64 * 1024,
+SizeParam chunk_param{"AXON_COLL_SHM_CHUNK", 0,
                       "Bytes per rank and step of the node-level shared-memory collectives (slot size of the "
-                      "per-communicator segment; must be the same on every rank)."};
+                      "per-communicator segment); 0 = by the node's rank count (256 KiB up to 4 ranks, less "
+                      "above, at least 64 KiB). Must be the same on every rank."};
 IntParam node_size_param{"AXON_COLL_NODE_SIZE", 0,
                          "For tests: pretend that nodes are runs of this many consecutive ranks (only on a "
                          "communicator whose ranks all share one real node; 0 = real topology)."};
@@ -88,20 +91,52 @@ struct alignas(64) Header {
   std::atomic<uint32_t> attached;
 };
 
-size_t chunk_bytes() {
+// Slot size (see chunk_param). Larger slots mean fewer steps, so fewer
+// hand-offs between ranks (each a context switch when oversubscribed);
+// the data sets, 2 x (ranks + 1) slots, should stay cache-sized. Measured
+// (docs/collectives.md, "Slot size"): 256 KiB beats 64 KiB for 1 MiB
+// allgather / alltoall / allreduce at 2 and 4 ranks; 1 MiB slots fall off
+// a cliff.
+constexpr size_t kMinChunk = 64 * 1024;
+constexpr size_t kMaxChunk = 256 * 1024;
+constexpr size_t kDataSetBudget = 1280 * 1024;  // bytes of one data set, (ranks + 1) slots
+constexpr size_t kBcastStep = 768 * 1024;
+int64_t chunk_setting() {
   // (The parameter is read once anyway; this spares the call per collective.)
-  static const size_t chunk = [] {
-    int64_t c = chunk_param.get();
-    return c < 4096 ? size_t{4096} : static_cast<size_t>(c);
-  }();
-  return chunk;
+  static const int64_t c = chunk_param.get();
+  return c;
+}
+// Whole cache lines: the lines after the data sets stay aligned.
+size_t whole_lines(size_t b) { return (b + 63) & ~size_t{63}; }
+size_t chunk_for(int n) {
+  int64_t c = chunk_setting();
+  if (c > 0) return c < 4096 ? size_t{4096} : whole_lines(static_cast<size_t>(c));
+  size_t fit = kDataSetBudget / (static_cast<size_t>(n) + 1) & ~size_t{4095};
+  return std::clamp(fit, kMinChunk, kMaxChunk);
+}
+// The least slot any node of a communicator may have: eligibility checks
+// use it, so every rank of a multi-node communicator decides alike.
+size_t least_chunk() {
+  int64_t c = chunk_setting();
+  return c > 0 ? chunk_for(1) : kMinChunk;
 }
 
-// Header, flag lines, small areas, two data sets, then one sleepers count
-// per flag line (futex wait mode: how many ranks sleep on that line).
-size_t segment_bytes(int n, size_t chunk) {
+// Where a rank last waited: the CPU it ran on, plus one (0: not known yet).
+// One line per rank, written only when it changes.
+struct alignas(64) Where {
+  std::atomic<int32_t> cpu_plus_one;
+};
+
+// Header, flag lines, small areas, two data sets, one Where line per rank,
+// then one sleepers count per flag line (futex wait mode: how many ranks
+// sleep on that line).
+size_t data_sets_end(int n, size_t chunk) {
   return sizeof(Header) + (kFlagSets + 2) * static_cast<size_t>(n) * sizeof(Flag) + kFlagSets * kSmall +
-         2 * (static_cast<size_t>(n) + 1) * chunk + (kFlagSets + 2) * static_cast<size_t>(n) * sizeof(uint32_t);
+         2 * (static_cast<size_t>(n) + 1) * chunk;
+}
+size_t segment_bytes(int n, size_t chunk) {
+  return data_sets_end(n, chunk) + static_cast<size_t>(n) * sizeof(Where) +
+         (kFlagSets + 2) * static_cast<size_t>(n) * sizeof(uint32_t);
 }
 
 // Waits for `pred` with the library's policy (spin, then yield the core),
@@ -142,6 +177,16 @@ IntParam yields_param{"AXON_COLL_SHM_YIELDS", 1000,
 // A sleeping rank wakes up at least this often to drive pml progress
 // (a peer may wait for its nonblocking operations meanwhile).
 constexpr long kSleepNs = 200 * 1000;
+// Oversubscribed, a rank that waits only for ranks last seen on other CPUs
+// polls instead of yielding: they are (most likely) running and arrive
+// within a context switch, while a yield would hand this CPU to a local
+// peer that has nothing to do yet and cost a switch each way. A wait for
+// a rank that last ran on this very CPU yields at once (that rank cannot
+// run until this one gives the CPU up). Measured: docs/collectives.md,
+// "Oversubscribed".
+IntParam peer_spin_param{"AXON_COLL_SHM_PEER_SPIN_US", 10,
+                         "Oversubscribed node-level collectives: microseconds a rank polls (instead of "
+                         "yielding) while every rank it waits for last ran on another CPU; 0 = always yield."};
 
 bool use_futex() {
   const std::string& m = wait_param.get();
@@ -201,6 +246,29 @@ struct Seg {
   void arrived_all(uint64_t s) const {
     if (s - 1 > ns.safe) ns.safe = s - 1;
   }
+  Where* where(int i) const {
+    return reinterpret_cast<Where*>(static_cast<uint8_t*>(ns.base) + data_sets_end(n, chunk)) + i;
+  }
+  // Member index of the rank that writes flag line f (every flag array
+  // holds one line per member, the arrays back to back from arrive(0)).
+  int writer_of(const Flag* f) const { return static_cast<int>((f - arrive(0)) % n); }
+  // Records the CPU this rank runs on now (read by waiters, see
+  // peer_spin_param); returns it, plus one.
+  int32_t publish_cpu() const {
+    int cpu = sched_getcpu();
+    int32_t mine = cpu < 0 ? 0 : cpu + 1;
+    std::atomic<int32_t>& w = where(me)->cpu_plus_one;
+    if (w.load(std::memory_order_relaxed) != mine) w.store(mine, std::memory_order_relaxed);
+    return mine;
+  }
+  // Whether a rank that f[j..k) still waits for last ran on CPU `mine`.
+  bool waits_on_own_cpu(const Flag* f, int j, int k, uint64_t s, int32_t mine) const {
+    for (; j < k; ++j)
+      if (f[j].v.load(std::memory_order_acquire) < s &&
+          where(writer_of(&f[j]))->cpu_plus_one.load(std::memory_order_relaxed) == mine)
+        return true;
+    return false;
+  }
   // Sleepers count of flag line f (futex mode).
   std::atomic<uint32_t>* sleepers(const Flag* f) const {
     auto* first = arrive(0);
@@ -229,8 +297,11 @@ struct Seg {
     while (j < k && f[j].v.load(std::memory_order_acquire) >= s) ++j;
     if (j == k) return;
     // Spin while every rank has a core (none when oversubscribed), then
-    // yield, then sleep.
+    // yield (or poll a while, see peer_spin_param), then sleep.
     const int64_t spins = pml::spin_rounds(), yields = spins + yields_param.get();
+    static const uint64_t peer_spin_ns = static_cast<uint64_t>(std::max<int64_t>(peer_spin_param.get(), 0)) * 1000;
+    int32_t mine = peer_spin_ns ? publish_cpu() : 0;
+    uint64_t poll_until = 0;  // end of the current polling stretch (0: none)
     for (int64_t i = 1;; ++i) {
       while (j < k && f[j].v.load(std::memory_order_acquire) >= s) ++j;
       if (j == k) return;
@@ -240,7 +311,18 @@ struct Seg {
         continue;
       }
       if (i <= yields) {
+        if (mine != 0 && !waits_on_own_cpu(f, j, k, s, mine)) {
+          uint64_t now = now_ns();
+          if (poll_until == 0) poll_until = now + peer_spin_ns;
+          if (now < poll_until) {
+            --i;  // polling rounds do not count towards the sleep
+            cpu_relax();
+            continue;
+          }
+        }
         sched_yield();
+        if (mine != 0) mine = publish_cpu();  // the scheduler may have moved this rank
+        poll_until = 0;
         continue;
       }
       // Sleep on the first line not there yet (the others are re-checked
@@ -270,7 +352,8 @@ int attach_segment(CommState* st) {
   NodeState& ns = *st->node;
   const Topology& t = ns.topo;
   int n = static_cast<int>(t.members.size());
-  size_t bytes = segment_bytes(n, chunk_bytes());
+  size_t chunk = chunk_for(n);
+  size_t bytes = segment_bytes(n, chunk);
   char hash[17];
   std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(fnv1a(st->coll->world_of)));
   std::string name = rte::job().shm_prefix + ".coll." + std::to_string(st->coll->id) + "." +
@@ -290,6 +373,7 @@ int attach_segment(CommState* st) {
   }
   ns.base = map;
   ns.bytes = bytes;
+  ns.chunk = chunk;
   ns.futex = use_futex();
   auto* h = static_cast<Header*>(map);
   if (h->attached.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<uint32_t>(n)) shm_unlink(name.c_str());
@@ -305,7 +389,7 @@ MPI_Count items_per_step(const Datatype* type, size_t chunk) {
 }
 
 bool reduction_type_ok(const Datatype* type) {
-  return type->extent > 0 && type->true_extent > 0 && static_cast<size_t>(type->true_extent) <= chunk_bytes();
+  return type->extent > 0 && type->true_extent > 0 && static_cast<size_t>(type->true_extent) <= least_chunk();
 }
 
 // Copies `count` items from the image `src` (a buffer pointer: item 0's
@@ -331,11 +415,14 @@ void node_barrier(Seg& g) {
 // whose count differs (an erroneous program) gets MPI_ERR_OTHER (short) or
 // MPI_ERR_TRUNCATE (long) instead of silent garbage, and returns normally
 // as long as both counts take the same number of steps (always for
-// messages up to (ranks + 1) x chunk bytes).
+// messages up to one step, the smaller of (ranks + 1) x chunk and kBcastStep bytes).
 int node_bcast(Seg& g, void* buf, MPI_Count count, const Datatype* type, int root) {
   int err = MPI_SUCCESS;
   size_t total = payload_bytes(count, type);
-  size_t step_bytes = (static_cast<size_t>(g.n) + 1) * g.chunk;
+  // A whole data set per step, but at most kBcastStep bytes: readers copy
+  // out step k while the root fills step k + 1 (measured best at 2 and 4
+  // ranks, docs/collectives.md "Slot size").
+  size_t step_bytes = std::min((static_cast<size_t>(g.n) + 1) * g.chunk, kBcastStep);
   Convertor cv;
   bool contiguous = type->contiguous;
   if (!contiguous) cv = Convertor(*type, buf, static_cast<size_t>(count));
@@ -774,7 +861,7 @@ bool common_ok(const CommState* st, const Args& a) {
   if ((a.kind == Kind::reduce || a.kind == Kind::allreduce) && a.recvcount > 0 && !reduction_type_ok(a.recvtype))
     return false;
   // Alltoall splits a slot into one 64-byte-aligned sub-slot per rank.
-  if (a.kind == Kind::alltoall && static_cast<size_t>(st->coll->size()) * 64 > chunk_bytes()) return false;
+  if (a.kind == Kind::alltoall && static_cast<size_t>(st->coll->size()) * 64 > least_chunk()) return false;
   return true;
 }
 
@@ -858,7 +945,7 @@ int node_part(CommState* st, const Args& a, const void* in, void* out, int root)
     return MPI_SUCCESS;
   }
   if (int rc = attach(st); rc != MPI_SUCCESS) return rc;
-  Seg g{ns, n, ns.topo.me, chunk_bytes()};
+  Seg g{ns, n, ns.topo.me, ns.chunk};
   switch (a.kind) {
     case Kind::barrier:
       node_barrier(g);
@@ -899,7 +986,7 @@ int shm_move(CommState* st, const Args& a) {
                   m);
     if (n == 1 || m == 0) return MPI_SUCCESS;
     if (int rc = attach(st); rc != MPI_SUCCESS) return rc;
-    Seg g{ns, n, me, chunk_bytes()};
+    Seg g{ns, n, me, ns.chunk};
     if (a.kind == Kind::allgather) node_allgather_bytes(g, a.in_place ? recv + static_cast<size_t>(me) * m : send, m, recv);
     else node_alltoall_bytes(g, send, m, recv);
     return MPI_SUCCESS;
@@ -917,7 +1004,7 @@ int shm_move(CommState* st, const Args& a) {
           return rc;
       if (n == 1) return MPI_SUCCESS;
       if (int rc = attach(st); rc != MPI_SUCCESS) return rc;
-      Seg g{ns, n, me, chunk_bytes()};
+      Seg g{ns, n, me, ns.chunk};
       Stream src = a.in_place ? Stream(recv_block(me, a.recvcount), counts[me], a.recvtype)
                               : Stream(a.sendbuf, a.sendcount, a.sendtype);
       std::vector<Stream> out(static_cast<size_t>(n));
@@ -936,7 +1023,7 @@ int shm_move(CommState* st, const Args& a) {
           return rc;
       if (n == 1 || m == 0) return MPI_SUCCESS;
       if (int rc = attach(st); rc != MPI_SUCCESS) return rc;
-      Seg g{ns, n, me, chunk_bytes()};
+      Seg g{ns, n, me, ns.chunk};
       std::vector<size_t> bytes(static_cast<size_t>(n), m);
       Stream src = root ? Stream() : Stream(a.sendbuf, a.sendcount, a.sendtype);
       std::vector<Stream> out(static_cast<size_t>(n));
@@ -955,7 +1042,7 @@ int shm_move(CommState* st, const Args& a) {
           return rc;
       if (n == 1 || m == 0) return MPI_SUCCESS;
       if (int rc = attach(st); rc != MPI_SUCCESS) return rc;
-      Seg g{ns, n, me, chunk_bytes()};
+      Seg g{ns, n, me, ns.chunk};
       std::vector<Stream> src(static_cast<size_t>(n));
       Stream dst;
       if (root) {
@@ -976,7 +1063,7 @@ int shm_move(CommState* st, const Args& a) {
           return rc;
       if (n == 1 || m == 0) return MPI_SUCCESS;
       if (int rc = attach(st); rc != MPI_SUCCESS) return rc;
-      Seg g{ns, n, me, chunk_bytes()};
+      Seg g{ns, n, me, ns.chunk};
       std::vector<Stream> src(static_cast<size_t>(n)), dst(static_cast<size_t>(n));
       for (int i = 0; i < n; ++i) {
         if (i == me) continue;
@@ -1025,7 +1112,7 @@ int hier_run(CommState* st, const Args& a) {
       int n = static_cast<int>(t.members.size());
       if (n == 1) return leaders_barrier(t, ctx);
       if ((rc = attach(st)) != MPI_SUCCESS) return rc;
-      Seg g{*st->node, n, t.me, chunk_bytes()};
+      Seg g{*st->node, n, t.me, st->node->chunk};
       uint64_t s = ++g.ns.seq;
       g.post(&g.arrive(s)[g.me], s);
       if (leader) {

@@ -42,6 +42,7 @@ struct NodeState {
   Topology topo;
   void* base = nullptr;
   size_t bytes = 0;
+  size_t chunk = 0;   // slot bytes per rank and step (shm.cpp, chunk_param)
   uint64_t seq = 0;   // node-level steps done on this communicator
   uint64_t safe = 0;  // every local rank is known to be done with steps <= safe
   bool futex = false; // waits sleep on the flag word (AXON_COLL_SHM_WAIT; same on every local rank)

@@ -1,7 +1,9 @@
 /* The node-level (shm) collectives under each wait mode of their segment:
  * AXON_COLL_SHM_WAIT=spin|futex (argv[1]) and AXON_COLL_SHM_YIELDS
  * (argv[2], default 0: a waiter goes to sleep at once, so nearly every wait
- * sleeps and every post has someone to wake). Every node-level collective
+ * sleeps and every post has someone to wake), and AXON_COLL_SHM_PEER_SPIN_US
+ * (argv[3], default the library's: how long an oversubscribed waiter polls
+ * for ranks last seen on other CPUs). Every node-level collective
  * is forced to shm, with 4 KiB slots so that large calls take many steps,
  * and checked for exact results:
  * - barrier, with ranks arriving late by turns (the others sleep);
@@ -259,6 +261,7 @@ int main(int argc, char **argv)
 {
     setenv("AXON_COLL_SHM_WAIT", argc > 1 ? argv[1] : "futex", 1);
     setenv("AXON_COLL_SHM_YIELDS", argc > 2 ? argv[2] : "0", 1);
+    if (argc > 3) setenv("AXON_COLL_SHM_PEER_SPIN_US", argv[3], 1);
     setenv("AXON_COLL_SHM_CHUNK", "4096", 1);
     static const char *kinds[] = {"BARRIER", "BCAST", "REDUCE", "ALLREDUCE", "ALLGATHER", "GATHER", "SCATTER",
                                   "ALLTOALL"};
