@@ -59,7 +59,7 @@ namespace {
 
 SizeParam chunk_param{"AXON_COLL_SHM_CHUNK", 0,
                       "Bytes per rank and step of the node-level shared-memory collectives (slot size of the "
-                      "per-communicator segment); 0 = by the node's rank count (256 KiB up to 4 ranks, less "
+                      "per-communicator segment); 0 = by the node's rank count (512 KiB up to 4 ranks, less "
                       "above, at least 64 KiB). Must be the same on every rank."};
 IntParam node_size_param{"AXON_COLL_NODE_SIZE", 0,
                          "For tests: pretend that nodes are runs of this many consecutive ranks (only on a "
@@ -94,12 +94,12 @@ struct alignas(64) Header {
 // Slot size (see chunk_param). Larger slots mean fewer steps, so fewer
 // hand-offs between ranks (each a context switch when oversubscribed);
 // the data sets, 2 x (ranks + 1) slots, should stay cache-sized. Measured
-// (docs/collectives.md, "Slot size"): 256 KiB beats 64 KiB for 1 MiB
-// allgather / alltoall / allreduce at 2 and 4 ranks; 1 MiB slots fall off
-// a cliff.
+// (docs/collectives.md, "Slot size"): 256-512 KiB beat 64 KiB for
+// 128 KiB - 4 MiB allgather / alltoall / allreduce / reduce at 2 and 4
+// ranks; 1 MiB slots fall off a cliff.
 constexpr size_t kMinChunk = 64 * 1024;
-constexpr size_t kMaxChunk = 256 * 1024;
-constexpr size_t kDataSetBudget = 1280 * 1024;  // bytes of one data set, (ranks + 1) slots
+constexpr size_t kMaxChunk = 512 * 1024;
+constexpr size_t kDataSetBudget = 2560 * 1024;  // bytes of one data set, (ranks + 1) slots
 constexpr size_t kBcastStep = 768 * 1024;
 int64_t chunk_setting() {
   // (The parameter is read once anyway; this spares the call per collective.)
