@@ -33,6 +33,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -216,12 +217,27 @@ struct Port {
   Socket listener;
   uint8_t token[kTokenBytes] = {};
 };
-std::vector<Port> open_ports;  // under the PML lock
+// Under the PML lock. Shared: a thread accepting on a port keeps it (its
+// listener and token) while other threads open and close ports, which moves
+// the list's entries (MPI_Comm_spawn from several threads at once).
+std::vector<std::shared_ptr<Port>> open_ports;
 
-Port* find_port(const char* name) {
-  for (Port& p : open_ports)
-    if (p.name == name) return &p;
+std::shared_ptr<Port> find_port(const char* name) {
+  for (const auto& p : open_ports)
+    if (p->name == name) return p;
   return nullptr;
+}
+
+// Removes the port from the list (an accept still running on it keeps its
+// listener until it returns); false when no open port has that name.
+bool close_port(const std::string& name) {
+  pml::Guard guard;
+  for (size_t i = 0; i < open_ports.size(); ++i)
+    if (open_ports[i]->name == name) {
+      open_ports.erase(open_ports.begin() + static_cast<long>(i));
+      return true;
+    }
+  return false;
 }
 
 struct PortAddress {
@@ -265,7 +281,8 @@ int open_port(std::string* name) {
     return MPI_ERR_OTHER;
   socklen_t sl = sizeof sa;
   getsockname(s.get(), reinterpret_cast<sockaddr*>(&sa), &sl);
-  Port p;
+  auto port = std::make_shared<Port>();
+  Port& p = *port;
   if (getrandom(p.token, sizeof p.token, 0) != static_cast<ssize_t>(sizeof p.token)) return MPI_ERR_OTHER;
   std::string addrs;
   ifaddrs* list = nullptr;
@@ -286,7 +303,7 @@ int open_port(std::string* name) {
   if (p.name.size() >= MPI_MAX_PORT_NAME) return MPI_ERR_OTHER;
   p.listener = std::move(s);
   *name = p.name;
-  open_ports.push_back(std::move(p));
+  open_ports.push_back(std::move(port));
   return MPI_SUCCESS;
 }
 
@@ -547,7 +564,7 @@ double timeout_of(MPI_Info info) {
 // Accepting root: waits for a connecting root that presents the port's
 // token (others are turned away), reading each candidate's Hello within a
 // few seconds. Returns the socket in b->fd.
-int accept_on(Port* port, uint64_t deadline, Socket* conn) {
+int accept_on(const Port* port, uint64_t deadline, Socket* conn) {
   for (;;) {
     int ready = wait_fd(port->listener.get(), POLLIN, deadline);
     if (ready != 1) return MPI_ERR_PORT;
@@ -590,13 +607,13 @@ int dpm_accept(const char* port_name, double timeout, int root, Comm* c, Comm** 
   Bridge b;
   Socket conn;
   if (c->rank() == root) {
-    Port* port = nullptr;
+    std::shared_ptr<Port> port;
     {
       pml::Guard guard;
-      port = port_name ? find_port(port_name) : nullptr;
+      if (port_name) port = find_port(port_name);
     }
     if (!port) b.error = MPI_ERR_PORT;
-    else b.error = accept_on(port, deadline_after(timeout), &conn);
+    else b.error = accept_on(port.get(), deadline_after(timeout), &conn);
     b.fd = conn.get();
     b.deadline = deadline_after(timeout_param.get());
   }
@@ -630,15 +647,6 @@ int forget_parent(MPI_Comm, int, void*, void*) {
   return MPI_SUCCESS;
 }
 
-void close_port_named(const std::string& name) {
-  pml::Guard guard;
-  for (size_t i = 0; i < open_ports.size(); ++i)
-    if (open_ports[i].name == name) {
-      open_ports.erase(open_ports.begin() + static_cast<long>(i));
-      return;
-    }
-}
-
 // The part of MPI_Comm_spawn / _spawn_multiple after the root read its
 // arguments (`apps`, `why` set when they were wrong): the root opens a port,
 // the launcher starts the children with the port's name in their
@@ -666,7 +674,7 @@ int spawn_common(const char* fn, Comm* c, int root, std::vector<rte::SpawnApp> a
       std::string nspace;
       if (rte::spawn(apps, &nspace, &why) != 0) {
         head[0] = MPI_ERR_SPAWN;
-        close_port_named(port);
+        close_port(port);
       }
     }
   }
@@ -678,7 +686,7 @@ int spawn_common(const char* fn, Comm* c, int root, std::vector<rte::SpawnApp> a
     return raise(c, head[0], fn, c->rank() == root ? why.c_str() : "the root could not start the processes");
   Comm* out = nullptr;
   rc = dpm_accept(c->rank() == root ? port.c_str() : nullptr, timeout, root, c, &out);
-  if (c->rank() == root) close_port_named(port);
+  if (c->rank() == root) close_port(port);
   if (rc != MPI_SUCCESS) {
     if (errcodes)
       for (int i = 0; i < head[1]; ++i) errcodes[i] = MPI_ERR_SPAWN;
@@ -909,12 +917,7 @@ AXON_API(int, MPI_Open_port, (MPI_Info info, char* port_name)) {
 AXON_API(int, MPI_Close_port, (const char* port_name)) {
   const char* fn = "MPI_Close_port";
   if (!port_name) return raise_self(MPI_ERR_ARG, fn, "port_name is NULL");
-  pml::Guard guard;
-  for (size_t i = 0; i < open_ports.size(); ++i)
-    if (open_ports[i].name == port_name) {
-      open_ports.erase(open_ports.begin() + static_cast<long>(i));
-      return MPI_SUCCESS;
-    }
+  if (close_port(port_name)) return MPI_SUCCESS;
   return raise_self(MPI_ERR_PORT, fn, "no port of this process has that name");
 }
 
