@@ -66,6 +66,13 @@ void state_destroy(CommState* state);
 
 // Blocking collective.
 int run(CommState* state, const Args& args);
+// Blocking bcast of a small contiguous predefined message on a one-node
+// communicator whose previous collective chose the node segment for a
+// bcast of this size (and nothing is forced or explained): runs it on the
+// segment at once, without building Args or selecting again; true with the
+// result in *rc. False when the call does not qualify; the caller then
+// takes run(). The buffer must be host memory.
+bool bcast_shortcut(CommState* state, void* buf, MPI_Count count, const Datatype* type, int root, int* rc);
 // Nonblocking: *out is a new request of Kind::Collective, completed through
 // pml::request_complete (MPI_Wait/Test work unchanged).
 int post(CommState* state, const Args& args, pml::Request** out);

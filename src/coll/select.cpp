@@ -386,6 +386,15 @@ void explain_choice(const Args& a, const CommState* st, const Choice& c) {
                c.alg->what, reason.c_str());
 }
 
+bool remembered_shm(const CommState* st, Kind kind, size_t bytes) {
+  const CommState::PickMemo& m = st->memo;
+  if (!m.alg || m.kind != kind || !m.blocking || !m.items || m.bytes != bytes || m.commutes != -1 || !m.alg->node ||
+      m.alg->name[0] != 's' || explain())
+    return false;
+  const char* forced = forced_value(st, kind);
+  return !forced || !*forced || std::strcmp(forced, "auto") == 0;
+}
+
 bool explain() {
   // (The parameter is read once anyway; this spares a call per collective.)
   static const bool on = explain_param.get();

@@ -51,6 +51,7 @@
 #include "base/log.h"
 #include "base/param.h"
 #include "coll/internal.h"
+#include "coll/select.h"
 #include "rte/rte.h"
 
 namespace axon::coll {
@@ -1099,6 +1100,20 @@ int shm_run(CommState* st, const Args& a) {
       return node_part(st, a, in, a.recvbuf, -1);
     }
   }
+}
+
+bool bcast_shortcut(CommState* st, void* buf, MPI_Count count, const Datatype* type, int root, int* rc) {
+  NodeState* ns = st->node.get();
+  if (!ns || !ns->base || st->inter() || ns->topo.nodes != 1 || count <= 0 || !type->predefined ||
+      !type->contiguous)
+    return false;
+  size_t bytes = payload_bytes(count, type);
+  if (bytes > kSmall || !remembered_shm(st, Kind::bcast, bytes)) return false;
+  // One node: the members are the communicator's ranks in order, so the
+  // root's member index is its rank.
+  Seg g{*ns, static_cast<int>(ns->topo.members.size()), ns->topo.me, ns->chunk};
+  *rc = node_bcast(g, buf, count, type, root);
+  return true;
 }
 
 int hier_run(CommState* st, const Args& a) {
