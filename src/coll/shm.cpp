@@ -200,7 +200,7 @@ bool use_futex() {
 struct Seg {
   NodeState& ns;
   int n, me;
-  size_t chunk;
+  size_t chunk = ns.chunk;  // the segment's slot size, fixed when it was mapped
   // Arrival flags per data set: arrive(s)[i] >= s once rank i's data of
   // step s is in place.
   Flag* arrive(uint64_t s) const {
@@ -946,7 +946,7 @@ int node_part(CommState* st, const Args& a, const void* in, void* out, int root)
     return MPI_SUCCESS;
   }
   if (int rc = attach(st); rc != MPI_SUCCESS) return rc;
-  Seg g{ns, n, ns.topo.me, ns.chunk};
+  Seg g{ns, n, ns.topo.me};
   switch (a.kind) {
     case Kind::barrier:
       node_barrier(g);
@@ -987,7 +987,7 @@ int shm_move(CommState* st, const Args& a) {
                   m);
     if (n == 1 || m == 0) return MPI_SUCCESS;
     if (int rc = attach(st); rc != MPI_SUCCESS) return rc;
-    Seg g{ns, n, me, ns.chunk};
+    Seg g{ns, n, me};
     if (a.kind == Kind::allgather) node_allgather_bytes(g, a.in_place ? recv + static_cast<size_t>(me) * m : send, m, recv);
     else node_alltoall_bytes(g, send, m, recv);
     return MPI_SUCCESS;
@@ -1005,7 +1005,7 @@ int shm_move(CommState* st, const Args& a) {
           return rc;
       if (n == 1) return MPI_SUCCESS;
       if (int rc = attach(st); rc != MPI_SUCCESS) return rc;
-      Seg g{ns, n, me, ns.chunk};
+      Seg g{ns, n, me};
       Stream src = a.in_place ? Stream(recv_block(me, a.recvcount), counts[me], a.recvtype)
                               : Stream(a.sendbuf, a.sendcount, a.sendtype);
       std::vector<Stream> out(static_cast<size_t>(n));
@@ -1024,7 +1024,7 @@ int shm_move(CommState* st, const Args& a) {
           return rc;
       if (n == 1 || m == 0) return MPI_SUCCESS;
       if (int rc = attach(st); rc != MPI_SUCCESS) return rc;
-      Seg g{ns, n, me, ns.chunk};
+      Seg g{ns, n, me};
       std::vector<size_t> bytes(static_cast<size_t>(n), m);
       Stream src = root ? Stream() : Stream(a.sendbuf, a.sendcount, a.sendtype);
       std::vector<Stream> out(static_cast<size_t>(n));
@@ -1043,7 +1043,7 @@ int shm_move(CommState* st, const Args& a) {
           return rc;
       if (n == 1 || m == 0) return MPI_SUCCESS;
       if (int rc = attach(st); rc != MPI_SUCCESS) return rc;
-      Seg g{ns, n, me, ns.chunk};
+      Seg g{ns, n, me};
       std::vector<Stream> src(static_cast<size_t>(n));
       Stream dst;
       if (root) {
@@ -1064,7 +1064,7 @@ int shm_move(CommState* st, const Args& a) {
           return rc;
       if (n == 1 || m == 0) return MPI_SUCCESS;
       if (int rc = attach(st); rc != MPI_SUCCESS) return rc;
-      Seg g{ns, n, me, ns.chunk};
+      Seg g{ns, n, me};
       std::vector<Stream> src(static_cast<size_t>(n)), dst(static_cast<size_t>(n));
       for (int i = 0; i < n; ++i) {
         if (i == me) continue;
@@ -1111,7 +1111,7 @@ bool bcast_shortcut(CommState* st, void* buf, MPI_Count count, const Datatype* t
   if (bytes > kSmall || !remembered_shm(st, Kind::bcast, bytes)) return false;
   // One node: the members are the communicator's ranks in order, so the
   // root's member index is its rank.
-  Seg g{*ns, static_cast<int>(ns->topo.members.size()), ns->topo.me, ns->chunk};
+  Seg g{*ns, static_cast<int>(ns->topo.members.size()), ns->topo.me};
   *rc = node_bcast(g, buf, count, type, root);
   return true;
 }
@@ -1127,7 +1127,7 @@ int hier_run(CommState* st, const Args& a) {
       int n = static_cast<int>(t.members.size());
       if (n == 1) return leaders_barrier(t, ctx);
       if ((rc = attach(st)) != MPI_SUCCESS) return rc;
-      Seg g{*st->node, n, t.me, st->node->chunk};
+      Seg g{*st->node, n, t.me};
       uint64_t s = ++g.ns.seq;
       g.post(&g.arrive(s)[g.me], s);
       if (leader) {
