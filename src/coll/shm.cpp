@@ -462,6 +462,62 @@ int node_bcast(Seg& g, void* buf, MPI_Count count, const Datatype* type, int roo
   return err;
 }
 
+// A reduce to a root of two members, streamed: the other member copies its
+// operand into its slot kStreamStep bytes at a time, and the root combines
+// each step straight into its receive buffer as soon as it is there, its
+// own operand read where it is (the send buffer). The two overlap, where
+// the piecewise path of node_reduce copies every operand in, reduces a
+// share on each rank and copies the result out, one phase after the other.
+// Contiguous types only (`count` and `type` are the same on both ranks, as
+// the standard requires, so both take this path alike).
+int node_reduce_streamed(Seg& g, const void* in, void* out, MPI_Count count, const Datatype* type, const Op* op,
+                         int root) {
+  const int other = 1 - root;
+  const MPI_Aint ext = type->extent, tlb = type->true_lb;
+  const uint64_t total = payload_bytes(count, type);
+  // The accumulator is op_apply's right operand, and the result must be
+  // x_0 op x_1: the root's own operand can go into it first (before the
+  // other one arrives) when it is x_1 or the op commutes. Otherwise the
+  // other operand goes in first, and an in-place root keeps its own
+  // operand in its slot meanwhile.
+  const bool own_first = root == 1 || op->commutative;
+  const bool in_place = in == out;
+  const MPI_Count per = items_per_step(type, g.chunk);
+  int err = MPI_SUCCESS;
+  for (MPI_Count c0 = 0; c0 < count; c0 += per) {
+    const MPI_Count cnt = std::min(per, count - c0);
+    const size_t span = items_span(cnt, type);
+    const uint64_t s = ++g.ns.seq;
+    const uint8_t* mine = static_cast<const uint8_t*>(in) + c0 * ext + tlb;
+    g.claim(s);
+    if (g.me != root) {
+      std::memcpy(g.slot(s, g.me), mine, span);
+      g.arrive(s)[g.me].pad = total;
+      g.post(&g.arrive(s)[g.me], s);
+      g.post(&g.done()[g.me], s);
+      continue;
+    }
+    uint8_t* acc = static_cast<uint8_t*>(out) + c0 * ext + tlb;
+    const uint8_t* theirs = g.slot(s, other);
+    if (own_first) {
+      if (!in_place) std::memcpy(acc, mine, span);
+    } else if (in_place) {
+      std::memcpy(g.slot(s, g.me), mine, span);
+      mine = g.slot(s, g.me);
+    }
+    g.wait_one(&g.arrive(s)[other], s);
+    g.arrived_all(s);
+    uint64_t sent = g.arrive(s)[other].pad;
+    if (sent != total && err == MPI_SUCCESS) err = sent < total ? MPI_ERR_OTHER : MPI_ERR_TRUNCATE;
+    if (!own_first) std::memcpy(acc, theirs, span);
+    // (op_apply takes buffer pointers: item 0's layout.)
+    const void* left = (own_first ? theirs : mine) - tlb;
+    if (int rc = op_apply(*op, left, acc - tlb, static_cast<size_t>(cnt), *type); rc != MPI_SUCCESS) return rc;
+    g.post(&g.done()[g.me], s);
+  }
+  return err;
+}
+
 // Reduction of `count` items: `in` is my operand (a buffer pointer), `out`
 // receives the result on member `root` (every member when root < 0). The
 // result is x_0 op x_1 op ... op x_{n-1} in member order.
@@ -515,6 +571,8 @@ int node_reduce(Seg& g, const void* in, void* out, MPI_Count count, const Dataty
     g.post(&g.done()[g.me], s);
     return err;
   }
+  if (root >= 0 && g.n == 2 && type->contiguous && total > kSmallReduce && !rte::job().oversubscribed)
+    return node_reduce_streamed(g, in, out, count, type, op, root);
   MPI_Count per = items_per_step(type, g.chunk);
   for (MPI_Count c0 = 0; c0 < count; c0 += per) {
     MPI_Count cnt = std::min(per, count - c0);
