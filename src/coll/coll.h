@@ -73,6 +73,11 @@ int run(CommState* state, const Args& args);
 // result in *rc. False when the call does not qualify; the caller then
 // takes run(). The buffer must be host memory.
 bool bcast_shortcut(CommState* state, void* buf, MPI_Count count, const Datatype* type, int root, int* rc);
+// The same for a small blocking reduce (root: its rank) or allreduce
+// (`kind`) whose previous call of that kind, count, type and op ran on the
+// segment: `in` is the operand (the receive buffer when in place).
+bool reduction_shortcut(CommState* state, Kind kind, const void* in, void* out, MPI_Count count,
+                        const Datatype* type, const Op* op, int root, int* rc);
 // Nonblocking: *out is a new request of Kind::Collective, completed through
 // pml::request_complete (MPI_Wait/Test work unchanged).
 int post(CommState* state, const Args& args, pml::Request** out);

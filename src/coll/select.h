@@ -22,9 +22,10 @@ struct Choice {
 int select_algorithm(const Args& a, const CommState* st, bool blocking, Choice* out);
 // Whether select_algorithm would now choose "shm" for a blocking call of
 // `kind` with `bytes` per rank and a non-zero count, by what it remembered
-// from the communicator's previous call (never when forced or explaining;
-// only for kinds without an op).
-bool remembered_shm(const CommState* st, Kind kind, size_t bytes);
+// from the communicator's previous call (never when forced or explaining).
+// A reduction passes its op and type (the choice depends on both); other
+// kinds pass null for the op.
+bool remembered_shm(const CommState* st, Kind kind, size_t bytes, const Datatype* type, const Op* op);
 // Prints the choice when AXON_COLL_EXPLAIN=1 (rank 0 of the communicator).
 void explain_choice(const Args& a, const CommState* st, const Choice& c);
 int knomial_radix();

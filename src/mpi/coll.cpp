@@ -419,9 +419,6 @@ int do_reduction(const char* fn, coll::Kind kind, const void* sbuf, void* rbuf, 
   if (rooted) CHECK(check_root(c, root));
   bool is_root = rooted ? at_root(c, root) : true;
   bool takes_part = !(rooted && idle(c, root));
-  coll::Args a;
-  a.kind = kind;
-  a.root = root;
   Datatype* type = nullptr;
   CHECK(check_count(count));
   CHECK(check_datatype(dt, &type));
@@ -435,7 +432,20 @@ int do_reduction(const char* fn, coll::Kind kind, const void* sbuf, void* rbuf, 
   }
   Op* o = nullptr;
   CHECK(check_op(op, type, &o));
-  a.in_place = sbuf == MPI_IN_PLACE;
+  bool in_place = sbuf == MPI_IN_PLACE;
+  CHECK_MSG(!in_place && is_root && takes_part && sbuf == rbuf && count > 0, MPI_ERR_BUFFER,
+            "sendbuf and recvbuf are the same buffer");
+  // Small blocking reduces and allreduces that the previous call took to
+  // the node segment skip the Args and the selection, as small bcasts do.
+  if (int rc; call.mode == Mode::Blocking && !c->inter &&
+              (kind == coll::Kind::reduce || kind == coll::Kind::allreduce) && !accel::on_device(sbuf) &&
+              !accel::on_device(rbuf) &&
+              coll::reduction_shortcut(state_of(c), kind, in_place ? rbuf : sbuf, rbuf, count, type, o, root, &rc))
+    return rc == MPI_SUCCESS ? rc : raise(c, rc, fn);
+  coll::Args a;
+  a.kind = kind;
+  a.root = root;
+  a.in_place = in_place;
   a.sendbuf = a.in_place ? nullptr : sbuf;
   a.recvbuf = rbuf;
   a.recvcount = count;
@@ -444,8 +454,6 @@ int do_reduction(const char* fn, coll::Kind kind, const void* sbuf, void* rbuf, 
   a.sendcount = count;
   a.op = o;
   if (rcounts) a.recvcounts = *rcounts;
-  CHECK_MSG(!a.in_place && is_root && takes_part && sbuf == rbuf && count > 0, MPI_ERR_BUFFER,
-            "sendbuf and recvbuf are the same buffer");
   return submit(c, fn, a, call);
 }
 
