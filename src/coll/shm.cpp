@@ -567,6 +567,19 @@ int node_reduce(Seg& g, const void* in, void* out, MPI_Count count, const Dataty
       std::memcpy(out, operand(g.n - 1), total);
       for (int i = g.n - 2; i >= 0; --i)
         if (int rc = op_apply(*op, operand(i), out, static_cast<size_t>(count), *type); rc != MPI_SUCCESS) return rc;
+      // A reduce's non-roots usually run ahead (claim_lines): fetch the
+      // lines of their next call now (its operands where this call's
+      // were), as a bcast reader does the root's line. 2 ranks, 4-512 B:
+      // 8-30 % less per call (docs/collectives.md). (The same for a bcast
+      // reader's small area measured 10-25 % slower: the root writes
+      // there while it is fetched.)
+      if (root >= 0 && g.n <= 4)
+        for (int i = 0; i < g.n; ++i) {
+          if (i == g.me) continue;
+          __builtin_prefetch(&g.arrive(s + 1)[i]);
+          if (in_small)
+            for (size_t b = 0; b < total; b += 64) __builtin_prefetch(g.small(s + 1) + static_cast<size_t>(i) * share + b);
+        }
     }
     g.post(&g.done()[g.me], s);
     return err;
