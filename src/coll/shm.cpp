@@ -463,11 +463,14 @@ int node_bcast(Seg& g, void* buf, MPI_Count count, const Datatype* type, int roo
 }
 
 // A reduce to a root of two members, streamed: the other member copies its
-// operand into its slot kStreamStep bytes at a time, and the root combines
+// operand into its slot, a slot's worth per step, and the root combines
 // each step straight into its receive buffer as soon as it is there, its
-// own operand read where it is (the send buffer). The two overlap, where
-// the piecewise path of node_reduce copies every operand in, reduces a
-// share on each rank and copies the result out, one phase after the other.
+// own operand read where it is (the send buffer, copied into the receive
+// buffer while the other member copies). The piecewise path of
+// node_reduce instead copies every operand in, reduces a share on each
+// rank and copies the result out, one phase after the other. (Smaller
+// steps, to overlap the copy and the reduction, measured slower:
+// docs/collectives.md.)
 // Contiguous types only (`count` and `type` are the same on both ranks, as
 // the standard requires, so both take this path alike).
 int node_reduce_streamed(Seg& g, const void* in, void* out, MPI_Count count, const Datatype* type, const Op* op,
