@@ -167,11 +167,9 @@ int run(CommState* state, const Args& args) {
     Choice c;
     if (int rc = select_algorithm(args, state, true, &c); rc != MPI_SUCCESS) return rc;
     alg = c.alg;
-    if (alg->node) {
+    if (alg->node()) {
       if (explain()) explain_choice(args, state, c);
-      // (The node-level algorithms are "shm" and "hierarchical": one
-      // character tells them apart, a strcmp per call costs 20 instructions.)
-      return alg->name[0] == 's' ? shm_run(state, args) : hier_run(state, args);
+      return alg->level == Algorithm::Level::shm ? shm_run(state, args) : hier_run(state, args);
     }
     if (int rc; direct(state, args, c.why == nullptr, &rc)) return rc;
     explain_choice(args, state, c);

@@ -74,9 +74,13 @@ struct Algorithm {
   Builder build;
   bool commutative_only;  // order of operands not kept: needs a commutative op
   const char* what;       // one line for the explain output
-  // Node-level algorithm (src/coll/shm.cpp): no builder, blocking calls only
-  // (a nonblocking or persistent call falls back to the first entry).
-  bool node = false;
+  // Node-level algorithms (src/coll/shm.cpp) have no builder and serve
+  // blocking calls only (a nonblocking or persistent call falls back to the
+  // first entry): the node segment alone (one node) or the segment with
+  // point-to-point messages among the node leaders.
+  enum class Level : unsigned char { pt2pt, shm, hierarchical };
+  Level level = Level::pt2pt;
+  bool node() const { return level != Level::pt2pt; }
 };
 
 // The algorithms of one collective, default order; the first entry of each

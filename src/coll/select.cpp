@@ -82,47 +82,47 @@ const char* const kind_names[kKindCount] = {
 // First entry: the fallback that handles every case (operand order kept).
 const std::vector<Algorithm> tables[kKindCount] = {
     {{"dissemination", barrier_dissemination, false, "ceil(log2 n) rounds of signals"},
-     {"shm", nullptr, false, "flags in the node segment", true},
-     {"hierarchical", nullptr, false, "node segment fan-in, leaders' dissemination, fan-out", true}},
+     {"shm", nullptr, false, "flags in the node segment", Algorithm::Level::shm},
+     {"hierarchical", nullptr, false, "node segment fan-in, leaders' dissemination, fan-out", Algorithm::Level::hierarchical}},
     {{"binomial", bcast_binomial, false, "binomial tree"},
      {"knomial", bcast_knomial, false, "k-nomial tree"},
      {"scatter_allgather", bcast_scatter_allgather, false, "binomial scatter + ring allgather"},
      {"pipeline", bcast_pipeline, false, "segmented chain"},
-     {"shm", nullptr, false, "chunks through the node segment", true},
-     {"hierarchical", nullptr, false, "leaders' binomial tree + node segment", true}},
+     {"shm", nullptr, false, "chunks through the node segment", Algorithm::Level::shm},
+     {"hierarchical", nullptr, false, "leaders' binomial tree + node segment", Algorithm::Level::hierarchical}},
     {{"binomial", gather_binomial, false, "binomial tree of packed blocks"},
      {"linear", gather_linear, false, "root receives from everyone"},
-     {"shm", nullptr, false, "blocks through the node segment (one node)", true}},
+     {"shm", nullptr, false, "blocks through the node segment (one node)", Algorithm::Level::shm}},
     {{"linear", gatherv_linear, false, "root receives from everyone"}},
     {{"binomial", scatter_binomial, false, "binomial tree of packed blocks"},
      {"linear", scatter_linear, false, "root sends to everyone"},
-     {"shm", nullptr, false, "blocks through the node segment (one node)", true}},
+     {"shm", nullptr, false, "blocks through the node segment (one node)", Algorithm::Level::shm}},
     {{"linear", scatterv_linear, false, "root sends to everyone"}},
     {{"ring", allgather_ring, false, "ring, n-1 steps"},
      {"recursive_doubling", allgather_recursive_doubling, false, "recursive doubling (Bruck if n is not a power of two)"},
      {"bruck", allgather_bruck, false, "Bruck, ceil(log2 n) steps"},
-     {"shm", nullptr, false, "blocks through the node segment (one node)", true}},
+     {"shm", nullptr, false, "blocks through the node segment (one node)", Algorithm::Level::shm}},
     {{"ring", allgatherv_ring, false, "ring, n-1 steps"},
      {"linear", allgatherv_linear, false, "everyone to everyone in one round"},
-     {"shm", nullptr, false, "blocks through the node segment (one node)", true}},
+     {"shm", nullptr, false, "blocks through the node segment (one node)", Algorithm::Level::shm}},
     {{"pairwise", alltoall_pairwise, false, "pairwise exchange, n-1 steps"},
      {"bruck", alltoall_bruck, false, "Bruck, ceil(log2 n) steps of packed blocks"},
      {"linear", alltoall_linear, false, "everything posted at once"},
-     {"shm", nullptr, false, "per-pair sub-slots in the node segment (one node)", true}},
+     {"shm", nullptr, false, "per-pair sub-slots in the node segment (one node)", Algorithm::Level::shm}},
     {{"pairwise", alltoallv_pairwise, false, "pairwise exchange, n-1 steps"},
      {"linear", alltoallv_linear, false, "everything posted at once"}},
     {{"pairwise", alltoallv_pairwise, false, "pairwise exchange, n-1 steps"},
      {"linear", alltoallv_linear, false, "everything posted at once"}},
     {{"binomial", reduce_binomial, false, "binomial tree, operands in rank order"},
      {"knomial", reduce_knomial, false, "k-nomial tree, operands in rank order"},
-     {"shm", nullptr, false, "node segment, operands in rank order", true},
-     {"hierarchical", nullptr, false, "node segment + leaders' binomial tree, operands in rank order", true}},
+     {"shm", nullptr, false, "node segment, operands in rank order", Algorithm::Level::shm},
+     {"hierarchical", nullptr, false, "node segment + leaders' binomial tree, operands in rank order", Algorithm::Level::hierarchical}},
     {{"recursive_doubling", allreduce_recursive_doubling, false, "recursive doubling, operands in rank order"},
      {"reduce_bcast", allreduce_reduce_bcast, false, "binomial reduce to 0 + binomial bcast"},
      {"ring", allreduce_ring, true, "ring reduce-scatter + ring allgather"},
      {"rabenseifner", allreduce_rabenseifner, false, "recursive halving reduce-scatter + recursive doubling allgather"},
-     {"shm", nullptr, false, "node segment, operands in rank order", true},
-     {"hierarchical", nullptr, false, "node segment + leaders' reduce and bcast, operands in rank order", true}},
+     {"shm", nullptr, false, "node segment, operands in rank order", Algorithm::Level::shm},
+     {"hierarchical", nullptr, false, "node segment + leaders' reduce and bcast, operands in rank order", Algorithm::Level::hierarchical}},
     {{"reduce_scatterv", reduce_scatter_reduce_scatterv, false, "reduce to 0 + scatterv"},
      {"pairwise", reduce_scatter_pairwise, true, "pairwise exchange"}},
     {{"reduce_scatterv", reduce_scatter_reduce_scatterv, false, "reduce to 0 + scatterv"},
@@ -341,7 +341,7 @@ int select_algorithm(const Args& a, const CommState* st, bool blocking, Choice* 
   out->chosen = alg;
   out->why = why;
   // (node_pick takes a node-level algorithm only where it can run.)
-  if (alg->node && !why) {
+  if (alg->node() && !why) {
     // Forced node-level algorithm where it cannot run: the other node-level
     // form if that one can, else the first (pt2pt) algorithm.
     bool is_shm = std::strcmp(alg->name, "shm") == 0;
@@ -393,7 +393,7 @@ bool remembered_shm(const CommState* st, Kind kind, size_t bytes, const Datatype
   signed char commutes = op ? static_cast<signed char>(op->commutative) : -1;
   ptrdiff_t extent = op ? type->extent : 0, true_extent = op ? type->true_extent : 0;
   if (!m.alg || m.kind != kind || !m.blocking || !m.items || m.bytes != bytes || m.commutes != commutes ||
-      m.extent != extent || m.true_extent != true_extent || !m.alg->node || m.alg->name[0] != 's' || explain())
+      m.extent != extent || m.true_extent != true_extent || m.alg->level != Algorithm::Level::shm || explain())
     return false;
   const char* forced = forced_value(st, kind);
   return !forced || !*forced || std::strcmp(forced, "auto") == 0;
