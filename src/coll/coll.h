@@ -66,16 +66,17 @@ void state_destroy(CommState* state);
 
 // Blocking collective.
 int run(CommState* state, const Args& args);
-// Blocking bcast of a small contiguous predefined message on a one-node
-// communicator whose previous collective chose the node segment for a
-// bcast of this size (and nothing is forced or explained): runs it on the
-// segment at once, without building Args or selecting again; true with the
-// result in *rc. False when the call does not qualify; the caller then
-// takes run(). The buffer must be host memory.
+// Blocking bcast of a contiguous predefined message on an
+// intracommunicator whose previous collective was a blocking bcast of as
+// many bytes for which the selection (nothing forced or explained) chose
+// the node segment (up to 1 KiB, one node) or the direct point-to-point
+// version (up to 2 KiB): runs that again at once, without building Args or
+// selecting; true with the result in *rc. False when the call does not
+// qualify; the caller then takes run(). The buffer must be host memory.
 bool bcast_shortcut(CommState* state, void* buf, MPI_Count count, const Datatype* type, int root, int* rc);
-// The same for a small blocking reduce (root: its rank) or allreduce
-// (`kind`) whose previous call of that kind, count, type and op ran on the
-// segment: `in` is the operand (the receive buffer when in place).
+// The same for a blocking reduce (root: its rank) or allreduce (`kind`)
+// after one of the same kind, byte count, op commutativity and type
+// extents: `in` is the operand (the receive buffer when in place).
 bool reduction_shortcut(CommState* state, Kind kind, const void* in, void* out, MPI_Count count,
                         const Datatype* type, const Op* op, int root, int* rc);
 // Nonblocking: *out is a new request of Kind::Collective, completed through

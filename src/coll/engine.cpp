@@ -184,6 +184,40 @@ int run(CommState* state, const Args& args) {
   return run_to_completion(*s, tag);
 }
 
+// The shortcuts: a call whose predecessor on the communicator was the same
+// kind of blocking call with the same byte count (and, for reductions, op
+// and type extents) would be given the same algorithm again, so the
+// remembered one runs at once: the node segment (small calls, one node) or
+// the direct point-to-point version, as run() would do it. Measured:
+// docs/collectives.md, "Small bcast shortcut".
+bool bcast_shortcut(CommState* st, void* buf, MPI_Count count, const Datatype* type, int root, int* rc) {
+  if (st->inter() || count <= 0 || !type->predefined || !type->contiguous) return false;
+  size_t bytes = payload_bytes(count, type);
+  const Algorithm* alg = remembered(st, Kind::bcast, bytes, type, nullptr);
+  if (!alg) return false;
+  if (alg->level == Algorithm::Level::shm) return node_bcast_now(st, buf, count, type, root, rc);
+  if (alg->level != Algorithm::Level::pt2pt || bytes > kDirectLimit) return false;
+  *rc = bcast(buf, count, type, root, st->coll);
+  return true;
+}
+
+bool reduction_shortcut(CommState* st, Kind kind, const void* in, void* out, MPI_Count count, const Datatype* type,
+                        const Op* op, int root, int* rc) {
+  if (st->inter() || count <= 0 || !type->predefined || !type->contiguous) return false;
+  size_t bytes = payload_bytes(count, type);
+  const Algorithm* alg = remembered(st, kind, bytes, type, op);
+  if (!alg) return false;
+  if (alg->level == Algorithm::Level::shm)
+    return node_reduce_now(st, in, out, count, type, op, kind == Kind::reduce ? root : -1, rc);
+  if (alg->level != Algorithm::Level::pt2pt || bytes > kDirectLimit) return false;
+  // (The basic versions take a null send buffer for in place.)
+  const void* send = in == out ? nullptr : in;
+  if (kind == Kind::allreduce) *rc = allreduce(send, out, count, type, op, st->coll);
+  else if (flat_reduce(st)) *rc = reduce_flat(send, out, count, type, op, root, st->coll);
+  else *rc = reduce(send, out, count, type, op, root, st->coll);
+  return true;
+}
+
 int post(CommState* state, const Args& args, pml::Request** out) {
   std::unique_ptr<Schedule> s;
   if (int rc = build(state, args, &s); rc != MPI_SUCCESS) return rc;

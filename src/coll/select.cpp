@@ -386,17 +386,17 @@ void explain_choice(const Args& a, const CommState* st, const Choice& c) {
                c.alg->what, reason.c_str());
 }
 
-bool remembered_shm(const CommState* st, Kind kind, size_t bytes, const Datatype* type, const Op* op) {
+const Algorithm* remembered(const CommState* st, Kind kind, size_t bytes, const Datatype* type, const Op* op) {
   const CommState::PickMemo& m = st->memo;
   // What select_algorithm compares for a reduction (op and type extents)
   // or, without an op, its defaults.
   signed char commutes = op ? static_cast<signed char>(op->commutative) : -1;
   ptrdiff_t extent = op ? type->extent : 0, true_extent = op ? type->true_extent : 0;
   if (!m.alg || m.kind != kind || !m.blocking || !m.items || m.bytes != bytes || m.commutes != commutes ||
-      m.extent != extent || m.true_extent != true_extent || m.alg->level != Algorithm::Level::shm || explain())
-    return false;
+      m.extent != extent || m.true_extent != true_extent || explain())
+    return nullptr;
   const char* forced = forced_value(st, kind);
-  return !forced || !*forced || std::strcmp(forced, "auto") == 0;
+  return !forced || !*forced || std::strcmp(forced, "auto") == 0 ? m.alg : nullptr;
 }
 
 bool explain() {

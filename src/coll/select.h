@@ -20,12 +20,13 @@ struct Choice {
 // node-level algorithms (shm, hierarchical) are possible (their topology
 // must be known: node_topology). MPI_ERR_ARG for an unknown forced name.
 int select_algorithm(const Args& a, const CommState* st, bool blocking, Choice* out);
-// Whether select_algorithm would now choose "shm" for a blocking call of
+// The algorithm select_algorithm would now choose for a blocking call of
 // `kind` with `bytes` per rank and a non-zero count, by what it remembered
-// from the communicator's previous call (never when forced or explaining).
-// A reduction passes its op and type (the choice depends on both); other
+// from the communicator's previous call; null when that call differed, or
+// when the choice is forced (AXON_COLL_<NAME>_ALGORITHM) or explained. A
+// reduction passes its op and type (the choice depends on both); other
 // kinds pass null for the op.
-bool remembered_shm(const CommState* st, Kind kind, size_t bytes, const Datatype* type, const Op* op);
+const Algorithm* remembered(const CommState* st, Kind kind, size_t bytes, const Datatype* type, const Op* op);
 // Prints the choice when AXON_COLL_EXPLAIN=1 (rank 0 of the communicator).
 void explain_choice(const Args& a, const CommState* st, const Choice& c);
 int knomial_radix();

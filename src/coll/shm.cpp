@@ -51,7 +51,6 @@
 #include "base/log.h"
 #include "base/param.h"
 #include "coll/internal.h"
-#include "coll/select.h"
 #include "rte/rte.h"
 
 namespace axon::coll {
@@ -1176,39 +1175,23 @@ int shm_run(CommState* st, const Args& a) {
   }
 }
 
-namespace {
-
-// The segment of a one-node communicator whose previous blocking call of
-// `kind` chose it for this many bytes (see remembered_shm), for a small
-// call of a contiguous predefined type; null when the call does not qualify.
-NodeState* remembered_segment(CommState* st, Kind kind, MPI_Count count, const Datatype* type, const Op* op) {
-  NodeState* ns = st->node.get();
-  if (!ns || !ns->base || st->inter() || ns->topo.nodes != 1 || count <= 0 || !type->predefined ||
-      !type->contiguous)
-    return nullptr;
-  size_t bytes = payload_bytes(count, type);
-  return bytes <= kSmall && remembered_shm(st, kind, bytes, type, op) ? ns : nullptr;
-}
-
-}  // namespace
-
 // (One node: the members are the communicator's ranks in order, so a
 // root's member index is its rank. A mapped segment means more than one
 // member: node_part maps none for one.)
-bool bcast_shortcut(CommState* st, void* buf, MPI_Count count, const Datatype* type, int root, int* rc) {
-  NodeState* ns = remembered_segment(st, Kind::bcast, count, type, nullptr);
-  if (!ns) return false;
+bool node_bcast_now(CommState* st, void* buf, MPI_Count count, const Datatype* type, int root, int* rc) {
+  NodeState* ns = st->node.get();
+  if (!ns || !ns->base || ns->topo.nodes != 1 || payload_bytes(count, type) > kSmall) return false;
   Seg g{*ns, static_cast<int>(ns->topo.members.size()), ns->topo.me};
   *rc = node_bcast(g, buf, count, type, root);
   return true;
 }
 
-bool reduction_shortcut(CommState* st, Kind kind, const void* in, void* out, MPI_Count count, const Datatype* type,
-                        const Op* op, int root, int* rc) {
-  NodeState* ns = remembered_segment(st, kind, count, type, op);
-  if (!ns) return false;
+bool node_reduce_now(CommState* st, const void* in, void* out, MPI_Count count, const Datatype* type, const Op* op,
+                     int root, int* rc) {
+  NodeState* ns = st->node.get();
+  if (!ns || !ns->base || ns->topo.nodes != 1 || payload_bytes(count, type) > kSmall) return false;
   Seg g{*ns, static_cast<int>(ns->topo.members.size()), ns->topo.me};
-  *rc = node_reduce(g, in, out, count, type, op, kind == Kind::reduce ? root : -1);
+  *rc = node_reduce(g, in, out, count, type, op, root);
   return true;
 }
 

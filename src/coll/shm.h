@@ -66,5 +66,12 @@ bool hier_eligible(const CommState* st, const Args& a);
 // Runs the call on the node segment (single node) or hierarchically.
 int shm_run(CommState* st, const Args& a);
 int hier_run(CommState* st, const Args& a);
+// A small bcast / reduce (root: a rank, -1 = allreduce) straight on the
+// segment of a one-node communicator (the shortcuts of coll.h): false,
+// doing nothing, when no segment is mapped or the message is larger than
+// the segment's small-message area (1 KiB). `in` is the operand buffer.
+bool node_bcast_now(CommState* st, void* buf, MPI_Count count, const Datatype* type, int root, int* rc);
+bool node_reduce_now(CommState* st, const void* in, void* out, MPI_Count count, const Datatype* type, const Op* op,
+                     int root, int* rc);
 
 }  // namespace axon::coll
