@@ -76,8 +76,8 @@ int run(CommState* state, const Args& args);
 bool bcast_shortcut(CommState* state, void* buf, MPI_Count count, const Datatype* type, int root, int* rc);
 // The same for a blocking reduce (root: its rank) or allreduce (`kind`)
 // after one of the same kind, byte count, op commutativity and type
-// extents: `in` is the operand (the receive buffer when in place).
-bool reduction_shortcut(CommState* state, Kind kind, const void* in, void* out, MPI_Count count,
+// extents: `send` is the send buffer, null when in place.
+bool reduction_shortcut(CommState* state, Kind kind, const void* send, void* out, MPI_Count count,
                         const Datatype* type, const Op* op, int root, int* rc);
 // Nonblocking: *out is a new request of Kind::Collective, completed through
 // pml::request_complete (MPI_Wait/Test work unchanged).

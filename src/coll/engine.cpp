@@ -201,17 +201,15 @@ bool bcast_shortcut(CommState* st, void* buf, MPI_Count count, const Datatype* t
   return true;
 }
 
-bool reduction_shortcut(CommState* st, Kind kind, const void* in, void* out, MPI_Count count, const Datatype* type,
+bool reduction_shortcut(CommState* st, Kind kind, const void* send, void* out, MPI_Count count, const Datatype* type,
                         const Op* op, int root, int* rc) {
   if (st->inter() || count <= 0 || !type->predefined || !type->contiguous) return false;
   size_t bytes = payload_bytes(count, type);
   const Algorithm* alg = remembered(st, kind, bytes, type, op);
   if (!alg) return false;
   if (alg->level == Algorithm::Level::shm)
-    return node_reduce_now(st, in, out, count, type, op, kind == Kind::reduce ? root : -1, rc);
+    return node_reduce_now(st, send ? send : out, out, count, type, op, kind == Kind::reduce ? root : -1, rc);
   if (alg->level != Algorithm::Level::pt2pt || bytes > kDirectLimit) return false;
-  // (The basic versions take a null send buffer for in place.)
-  const void* send = in == out ? nullptr : in;
   if (kind == Kind::allreduce) *rc = allreduce(send, out, count, type, op, st->coll);
   else if (flat_reduce(st)) *rc = reduce_flat(send, out, count, type, op, root, st->coll);
   else *rc = reduce(send, out, count, type, op, root, st->coll);

@@ -440,7 +440,7 @@ int do_reduction(const char* fn, coll::Kind kind, const void* sbuf, void* rbuf, 
   if (int rc; call.mode == Mode::Blocking && !c->inter &&
               (kind == coll::Kind::reduce || kind == coll::Kind::allreduce) && !accel::on_device(sbuf) &&
               !accel::on_device(rbuf) &&
-              coll::reduction_shortcut(state_of(c), kind, in_place ? rbuf : sbuf, rbuf, count, type, o, root, &rc))
+              coll::reduction_shortcut(state_of(c), kind, in_place ? nullptr : sbuf, rbuf, count, type, o, root, &rc))
     return rc == MPI_SUCCESS ? rc : raise(c, rc, fn);
   coll::Args a;
   a.kind = kind;
