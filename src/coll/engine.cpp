@@ -101,6 +101,29 @@ bool flat_reduce(const CommState* st) {
   return rte::job().oversubscribed && st->coll->size() <= 8;
 }
 
+// Whether a bcast / reduce / allreduce of `bytes` of `type` is small and
+// simple enough for the direct basic versions.
+bool direct_fits(const Datatype* type, size_t bytes) {
+  return type->predefined && type->contiguous && bytes <= kDirectLimit;
+}
+
+// The direct basic version of a barrier, bcast (`buf`), reduce or
+// allreduce (`send`: null when in place; `buf`: the receive buffer).
+int run_direct(CommState* st, Kind kind, const void* send, void* buf, MPI_Count count, const Datatype* type,
+               const Op* op, int root) {
+  switch (kind) {
+    case Kind::barrier:
+      return barrier(st->coll);
+    case Kind::bcast:
+      return bcast(buf, count, type, root, st->coll);
+    case Kind::reduce:
+      return flat_reduce(st) ? reduce_flat(send, buf, count, type, op, root, st->coll)
+                             : reduce(send, buf, count, type, op, root, st->coll);
+    default:
+      return allreduce(send, buf, count, type, op, st->coll);
+  }
+}
+
 // `forced`: the caller's choice was forced by AXON_COLL_<NAME>_ALGORITHM.
 bool direct(CommState* st, const Args& a, bool forced, int* rc) {
   if (st->inter()) return false;
@@ -113,31 +136,23 @@ bool direct(CommState* st, const Args& a, bool forced, int* rc) {
     default:
       return false;
   }
-  if (a.kind != Kind::barrier &&
-      (!a.recvtype->predefined || !a.recvtype->contiguous || payload_bytes(a.recvcount, a.recvtype) > kDirectLimit))
-    return false;
+  if (a.kind != Kind::barrier && !direct_fits(a.recvtype, payload_bytes(a.recvcount, a.recvtype))) return false;
   if (forced) return false;
   if (explain() && st->coll->rank == 0)
     std::fprintf(stderr, "axon coll: %s on %d ranks, %zu bytes: direct (blocking basic version%s): small message\n",
                  kind_name(a.kind), st->coll->size(), payload_bytes(a.recvcount, a.recvtype),
                  a.kind == Kind::reduce && flat_reduce(st) ? ", flat: every rank sends to the root" : "");
-  const void* in = a.in_place ? nullptr : a.sendbuf;
-  switch (a.kind) {
-    case Kind::barrier:
-      *rc = barrier(st->coll);
-      break;
-    case Kind::bcast:
-      *rc = bcast(a.recvbuf, a.recvcount, a.recvtype, a.root, st->coll);
-      break;
-    case Kind::reduce:
-      *rc = flat_reduce(st) ? reduce_flat(in, a.recvbuf, a.recvcount, a.recvtype, a.op, a.root, st->coll)
-                            : reduce(in, a.recvbuf, a.recvcount, a.recvtype, a.op, a.root, st->coll);
-      break;
-    default:
-      *rc = allreduce(in, a.recvbuf, a.recvcount, a.recvtype, a.op, st->coll);
-      break;
-  }
+  *rc = run_direct(st, a.kind, a.in_place ? nullptr : a.sendbuf, a.recvbuf, a.recvcount, a.recvtype, a.op, a.root);
   return true;
+}
+
+// What the shortcuts below run: the algorithm remembered for a blocking
+// call of `kind` with a non-zero count of a contiguous predefined type on
+// an intracommunicator (see remembered()), or null.
+const Algorithm* remembered_call(const CommState* st, Kind kind, MPI_Count count, const Datatype* type,
+                                 const Op* op) {
+  if (st->inter() || count <= 0 || !type->predefined || !type->contiguous) return nullptr;
+  return remembered(st, kind, payload_bytes(count, type), type, op);
 }
 
 }  // namespace
@@ -191,28 +206,22 @@ int run(CommState* state, const Args& args) {
 // the direct point-to-point version, as run() would do it. Measured:
 // docs/collectives.md, "Small bcast shortcut".
 bool bcast_shortcut(CommState* st, void* buf, MPI_Count count, const Datatype* type, int root, int* rc) {
-  if (st->inter() || count <= 0 || !type->predefined || !type->contiguous) return false;
-  size_t bytes = payload_bytes(count, type);
-  const Algorithm* alg = remembered(st, Kind::bcast, bytes, type, nullptr);
+  const Algorithm* alg = remembered_call(st, Kind::bcast, count, type, nullptr);
   if (!alg) return false;
   if (alg->level == Algorithm::Level::shm) return node_bcast_now(st, buf, count, type, root, rc);
-  if (alg->level != Algorithm::Level::pt2pt || bytes > kDirectLimit) return false;
-  *rc = bcast(buf, count, type, root, st->coll);
+  if (alg->level != Algorithm::Level::pt2pt || !direct_fits(type, payload_bytes(count, type))) return false;
+  *rc = run_direct(st, Kind::bcast, nullptr, buf, count, type, nullptr, root);
   return true;
 }
 
 bool reduction_shortcut(CommState* st, Kind kind, const void* send, void* out, MPI_Count count, const Datatype* type,
                         const Op* op, int root, int* rc) {
-  if (st->inter() || count <= 0 || !type->predefined || !type->contiguous) return false;
-  size_t bytes = payload_bytes(count, type);
-  const Algorithm* alg = remembered(st, kind, bytes, type, op);
+  const Algorithm* alg = remembered_call(st, kind, count, type, op);
   if (!alg) return false;
   if (alg->level == Algorithm::Level::shm)
     return node_reduce_now(st, send ? send : out, out, count, type, op, kind == Kind::reduce ? root : -1, rc);
-  if (alg->level != Algorithm::Level::pt2pt || bytes > kDirectLimit) return false;
-  if (kind == Kind::allreduce) *rc = allreduce(send, out, count, type, op, st->coll);
-  else if (flat_reduce(st)) *rc = reduce_flat(send, out, count, type, op, root, st->coll);
-  else *rc = reduce(send, out, count, type, op, root, st->coll);
+  if (alg->level != Algorithm::Level::pt2pt || !direct_fits(type, payload_bytes(count, type))) return false;
+  *rc = run_direct(st, kind, send, out, count, type, op, root);
   return true;
 }
 

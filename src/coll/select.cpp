@@ -344,7 +344,7 @@ int select_algorithm(const Args& a, const CommState* st, bool blocking, Choice* 
   if (alg->node() && !why) {
     // Forced node-level algorithm where it cannot run: the other node-level
     // form if that one can, else the first (pt2pt) algorithm.
-    bool is_shm = std::strcmp(alg->name, "shm") == 0;
+    bool is_shm = alg->level == Algorithm::Level::shm;
     if (!blocking) {
       alg = first;
       out->note = "node-level algorithms run blocking calls only";

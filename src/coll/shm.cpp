@@ -1175,12 +1175,22 @@ int shm_run(CommState* st, const Args& a) {
   }
 }
 
-// (One node: the members are the communicator's ranks in order, so a
-// root's member index is its rank. A mapped segment means more than one
-// member: node_part maps none for one.)
-bool node_bcast_now(CommState* st, void* buf, MPI_Count count, const Datatype* type, int root, int* rc) {
+namespace {
+
+// The mapped segment of a one-node communicator for a call of at most the
+// small-area size, or null. (One node: the members are the communicator's
+// ranks in order, so a root's member index is its rank. A mapped segment
+// means more than one member: node_part maps none for one.)
+NodeState* small_call_segment(CommState* st, MPI_Count count, const Datatype* type) {
   NodeState* ns = st->node.get();
-  if (!ns || !ns->base || ns->topo.nodes != 1 || payload_bytes(count, type) > kSmall) return false;
+  return ns && ns->base && ns->topo.nodes == 1 && payload_bytes(count, type) <= kSmall ? ns : nullptr;
+}
+
+}  // namespace
+
+bool node_bcast_now(CommState* st, void* buf, MPI_Count count, const Datatype* type, int root, int* rc) {
+  NodeState* ns = small_call_segment(st, count, type);
+  if (!ns) return false;
   Seg g{*ns, static_cast<int>(ns->topo.members.size()), ns->topo.me};
   *rc = node_bcast(g, buf, count, type, root);
   return true;
@@ -1188,8 +1198,8 @@ bool node_bcast_now(CommState* st, void* buf, MPI_Count count, const Datatype* t
 
 bool node_reduce_now(CommState* st, const void* in, void* out, MPI_Count count, const Datatype* type, const Op* op,
                      int root, int* rc) {
-  NodeState* ns = st->node.get();
-  if (!ns || !ns->base || ns->topo.nodes != 1 || payload_bytes(count, type) > kSmall) return false;
+  NodeState* ns = small_call_segment(st, count, type);
+  if (!ns) return false;
   Seg g{*ns, static_cast<int>(ns->topo.members.size()), ns->topo.me};
   *rc = node_reduce(g, in, out, count, type, op, root);
   return true;
