@@ -327,84 +327,31 @@ static void issue(call_t *c)
     if (c->coll == C_GATHER || c->coll == C_GATHERV || c->coll == C_REDUCE) sb = rooted_in_place ? MPI_IN_PLACE : c->send;
     void *scatter_rb = rooted_in_place ? MPI_IN_PLACE : rb;
 #if MPI_VERSION >= 4
-#define FORM(b, nb, p) MPI_OK(m == 0 ? (b) : m == 1 ? (nb) : (p))
+#define FORMS(B, NB, ...)                                                                             \
+    MPI_OK(m == 0 ? MPI_##B(__VA_ARGS__) : m == 1 ? MPI_##NB(__VA_ARGS__, rq) : MPI_##B##_init(__VA_ARGS__, info, rq))
 #else /* an MPI-3 peer (for checking this test itself): no persistent forms */
-#define FORM(b, nb, p) MPI_OK(m == 0 ? (b) : (nb))
+#define FORMS(B, NB, ...) MPI_OK(m == 0 ? MPI_##B(__VA_ARGS__) : MPI_##NB(__VA_ARGS__, rq))
 #endif
     switch (c->coll) {
-    case C_BARRIER: FORM(MPI_Barrier(comm), MPI_Ibarrier(comm, rq), MPI_Barrier_init(comm, info, rq)); break;
-    case C_BCAST:
-        FORM(MPI_Bcast(rb, n, t, root, comm), MPI_Ibcast(rb, n, t, root, comm, rq),
-             MPI_Bcast_init(rb, n, t, root, comm, info, rq));
-        break;
-    case C_GATHER:
-        FORM(MPI_Gather(sb, n, t, rb, n, t, root, comm), MPI_Igather(sb, n, t, rb, n, t, root, comm, rq),
-             MPI_Gather_init(sb, n, t, rb, n, t, root, comm, info, rq));
-        break;
-    case C_GATHERV:
-        FORM(MPI_Gatherv(sb, sc[0], t, rb, rc, rd, t, root, comm),
-             MPI_Igatherv(sb, sc[0], t, rb, rc, rd, t, root, comm, rq),
-             MPI_Gatherv_init(sb, sc[0], t, rb, rc, rd, t, root, comm, info, rq));
-        break;
-    case C_SCATTER:
-        FORM(MPI_Scatter(c->send, n, t, scatter_rb, n, t, root, comm),
-             MPI_Iscatter(c->send, n, t, scatter_rb, n, t, root, comm, rq),
-             MPI_Scatter_init(c->send, n, t, scatter_rb, n, t, root, comm, info, rq));
-        break;
-    case C_SCATTERV:
-        FORM(MPI_Scatterv(c->send, sc, sd, t, scatter_rb, rc[0], t, root, comm),
-             MPI_Iscatterv(c->send, sc, sd, t, scatter_rb, rc[0], t, root, comm, rq),
-             MPI_Scatterv_init(c->send, sc, sd, t, scatter_rb, rc[0], t, root, comm, info, rq));
-        break;
-    case C_ALLGATHER:
-        FORM(MPI_Allgather(sb, n, t, rb, n, t, comm), MPI_Iallgather(sb, n, t, rb, n, t, comm, rq),
-             MPI_Allgather_init(sb, n, t, rb, n, t, comm, info, rq));
-        break;
-    case C_ALLGATHERV:
-        FORM(MPI_Allgatherv(sb, sc[0], t, rb, rc, rd, t, comm),
-             MPI_Iallgatherv(sb, sc[0], t, rb, rc, rd, t, comm, rq),
-             MPI_Allgatherv_init(sb, sc[0], t, rb, rc, rd, t, comm, info, rq));
-        break;
-    case C_ALLTOALL:
-        FORM(MPI_Alltoall(sb, n, t, rb, n, t, comm), MPI_Ialltoall(sb, n, t, rb, n, t, comm, rq),
-             MPI_Alltoall_init(sb, n, t, rb, n, t, comm, info, rq));
-        break;
-    case C_ALLTOALLV:
-        FORM(MPI_Alltoallv(sb, sc, sd, t, rb, rc, rd, t, comm),
-             MPI_Ialltoallv(sb, sc, sd, t, rb, rc, rd, t, comm, rq),
-             MPI_Alltoallv_init(sb, sc, sd, t, rb, rc, rd, t, comm, info, rq));
-        break;
-    case C_ALLTOALLW:
-        FORM(MPI_Alltoallw(sb, sc, c->sbytes, c->types, rb, rc, c->rbytes, c->types, comm),
-             MPI_Ialltoallw(sb, sc, c->sbytes, c->types, rb, rc, c->rbytes, c->types, comm, rq),
-             MPI_Alltoallw_init(sb, sc, c->sbytes, c->types, rb, rc, c->rbytes, c->types, comm, info, rq));
-        break;
-    case C_REDUCE:
-        FORM(MPI_Reduce(sb, rb, n, t, op, root, comm), MPI_Ireduce(sb, rb, n, t, op, root, comm, rq),
-             MPI_Reduce_init(sb, rb, n, t, op, root, comm, info, rq));
-        break;
-    case C_ALLREDUCE:
-        FORM(MPI_Allreduce(sb, rb, n, t, op, comm), MPI_Iallreduce(sb, rb, n, t, op, comm, rq),
-             MPI_Allreduce_init(sb, rb, n, t, op, comm, info, rq));
-        break;
-    case C_REDUCE_SCATTER_BLOCK:
-        FORM(MPI_Reduce_scatter_block(sb, rb, n, t, op, comm), MPI_Ireduce_scatter_block(sb, rb, n, t, op, comm, rq),
-             MPI_Reduce_scatter_block_init(sb, rb, n, t, op, comm, info, rq));
-        break;
-    case C_REDUCE_SCATTER:
-        FORM(MPI_Reduce_scatter(sb, rb, rc, t, op, comm), MPI_Ireduce_scatter(sb, rb, rc, t, op, comm, rq),
-             MPI_Reduce_scatter_init(sb, rb, rc, t, op, comm, info, rq));
-        break;
-    case C_SCAN:
-        FORM(MPI_Scan(sb, rb, n, t, op, comm), MPI_Iscan(sb, rb, n, t, op, comm, rq),
-             MPI_Scan_init(sb, rb, n, t, op, comm, info, rq));
-        break;
-    default:
-        FORM(MPI_Exscan(sb, rb, n, t, op, comm), MPI_Iexscan(sb, rb, n, t, op, comm, rq),
-             MPI_Exscan_init(sb, rb, n, t, op, comm, info, rq));
-        break;
+    case C_BARRIER: FORMS(Barrier, Ibarrier, comm); break;
+    case C_BCAST: FORMS(Bcast, Ibcast, rb, n, t, root, comm); break;
+    case C_GATHER: FORMS(Gather, Igather, sb, n, t, rb, n, t, root, comm); break;
+    case C_GATHERV: FORMS(Gatherv, Igatherv, sb, sc[0], t, rb, rc, rd, t, root, comm); break;
+    case C_SCATTER: FORMS(Scatter, Iscatter, c->send, n, t, scatter_rb, n, t, root, comm); break;
+    case C_SCATTERV: FORMS(Scatterv, Iscatterv, c->send, sc, sd, t, scatter_rb, rc[0], t, root, comm); break;
+    case C_ALLGATHER: FORMS(Allgather, Iallgather, sb, n, t, rb, n, t, comm); break;
+    case C_ALLGATHERV: FORMS(Allgatherv, Iallgatherv, sb, sc[0], t, rb, rc, rd, t, comm); break;
+    case C_ALLTOALL: FORMS(Alltoall, Ialltoall, sb, n, t, rb, n, t, comm); break;
+    case C_ALLTOALLV: FORMS(Alltoallv, Ialltoallv, sb, sc, sd, t, rb, rc, rd, t, comm); break;
+    case C_ALLTOALLW: FORMS(Alltoallw, Ialltoallw, sb, sc, c->sbytes, c->types, rb, rc, c->rbytes, c->types, comm); break;
+    case C_REDUCE: FORMS(Reduce, Ireduce, sb, rb, n, t, op, root, comm); break;
+    case C_ALLREDUCE: FORMS(Allreduce, Iallreduce, sb, rb, n, t, op, comm); break;
+    case C_REDUCE_SCATTER_BLOCK: FORMS(Reduce_scatter_block, Ireduce_scatter_block, sb, rb, n, t, op, comm); break;
+    case C_REDUCE_SCATTER: FORMS(Reduce_scatter, Ireduce_scatter, sb, rb, rc, t, op, comm); break;
+    case C_SCAN: FORMS(Scan, Iscan, sb, rb, n, t, op, comm); break;
+    default: FORMS(Exscan, Iexscan, sb, rb, n, t, op, comm); break;
     }
-#undef FORM
+#undef FORMS
 #if MPI_VERSION >= 4
     if (m == 2) MPI_OK(MPI_Start(&c->req));
 #endif
