@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 
+#include "accel/accel.h"
 #include "base/log.h"
 #include "base/param.h"
 #include "rte/rte.h"
@@ -225,11 +226,46 @@ bool reduction_shortcut(CommState* st, Kind kind, const void* send, void* out, M
   return true;
 }
 
+namespace {
+
+// The key of a nonblocking call whose schedule may be reused (see
+// ScheduleCache): intracommunicator calls without per-rank arrays, on host
+// memory (a device buffer's schedule may hold copies chosen for it).
+bool schedule_key(const Args& a, const Algorithm* alg, ScheduleKey* key) {
+  if (!a.sendcounts.empty() || !a.recvcounts.empty() || !a.sendtypes.empty() || !a.recvtypes.empty()) return false;
+  if (accel::on_device(a.sendbuf) || accel::on_device(a.recvbuf)) return false;
+  *key = ScheduleKey{a.kind, a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype,
+                     a.in_place, a.op, a.root, alg};
+  return true;
+}
+
+}  // namespace
+
 int post(CommState* state, const Args& args, pml::Request** out) {
+  Schedule* raw = nullptr;
   std::unique_ptr<Schedule> s;
-  if (int rc = build(state, args, &s); rc != MPI_SUCCESS) return rc;
+  if (state->inter()) {
+    if (int rc = build(state, args, &s); rc != MPI_SUCCESS) return rc;
+  } else {
+    Choice c;
+    if (int rc = select_algorithm(args, state, false, &c); rc != MPI_SUCCESS) return rc;
+    explain_choice(args, state, c);
+    ScheduleKey key;
+    bool reusable = schedule_key(args, c.alg, &key);
+    if (reusable) {
+      pml::Guard guard;
+      raw = state->schedules.take(key);
+    }
+    if (!raw) {
+      if (int rc = build(state, args, &s, c.alg); rc != MPI_SUCCESS) return rc;
+      if (reusable) {
+        pml::Guard guard;
+        raw = state->schedules.adopt(key, s);
+      }
+    }
+  }
   pml::Guard guard;
-  Schedule* raw = s.release();
+  if (!raw) raw = s.release();
   pml::Request* r = new_request(raw, false);
   *out = r;
   launch(raw, r, state->next_tag());

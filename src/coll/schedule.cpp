@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "coll/internal.h"
 #include "coll/util.h"
 
 namespace axon::coll {
@@ -213,7 +214,8 @@ void finish(const InFlight& f) {
   pml::Request* r = f.request;
   r->error = f.schedule->error();
   if (!r->persistent || r->free_when_complete) {
-    delete f.schedule;
+    if (f.schedule->cached) f.schedule->state->schedules.release(f.schedule);
+    else delete f.schedule;
     r->user_data = nullptr;
   }
   pml::request_complete(r);
@@ -250,6 +252,58 @@ void launch(Schedule* s, pml::Request* req, int tag) {
   }
   if (in_flight.empty()) pml::add_progress_hook(advance_in_flight);
   in_flight.push_back({s, req});
+}
+
+// ---- the schedule cache -----------------------------------------------------
+
+ScheduleCache::~ScheduleCache() {
+  // A schedule still running (its communicator freed while the operation
+  // was pending) finishes on its own and is deleted then, as uncached ones
+  // are.
+  for (Entry& e : entries_) {
+    if (e.busy) {
+      e.schedule->cached = false;
+      e.schedule->state = nullptr;
+      (void)e.schedule.release();
+    }
+  }
+}
+
+Schedule* ScheduleCache::take(const ScheduleKey& key) {
+  for (Entry& e : entries_) {
+    if (!e.busy && e.key == key) {
+      e.busy = true;
+      e.used = ++clock_;
+      return e.schedule.get();
+    }
+  }
+  return nullptr;
+}
+
+Schedule* ScheduleCache::adopt(const ScheduleKey& key, std::unique_ptr<Schedule>& s) {
+  Entry* slot = nullptr;
+  if (entries_.size() < kEntries) {
+    slot = &entries_.emplace_back();
+  } else {
+    for (Entry& e : entries_)
+      if (!e.busy && (!slot || e.used < slot->used)) slot = &e;
+    if (!slot) return nullptr;
+  }
+  slot->key = key;
+  slot->schedule = std::move(s);
+  slot->schedule->cached = true;
+  slot->busy = true;
+  slot->used = ++clock_;
+  return slot->schedule.get();
+}
+
+void ScheduleCache::release(Schedule* s) {
+  for (Entry& e : entries_) {
+    if (e.schedule.get() == s) {
+      e.busy = false;
+      return;
+    }
+  }
 }
 
 }  // namespace axon::coll

@@ -33,6 +33,9 @@ class Schedule {
   pml::Context* ctx() const { return ctx_; }
   // The communicator's collective state.
   CommState* state = nullptr;
+  // Owned by state->schedules (ScheduleCache): returned there, not
+  // deleted, when it finishes.
+  bool cached = false;
   // Persistent schedules: the tag every start uses, drawn from `state` at
   // the *_init call. MPI-4.1 6.13 matches persistent collectives by the
   // order of their init calls, so two requests may be started in different
