@@ -294,10 +294,14 @@ AXON_API(int, MPI_Request_free, (MPI_Request * request)) {
     *request = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
   }
-  if (r->complete.load(std::memory_order_acquire) && !(r->persistent && r->active))
-    pml::request_release(r);
-  else if (r->persistent && !r->active)
+  bool done = r->complete.load(std::memory_order_acquire);
+  if (r->persistent && (!r->active || done))
+    // Inactive, or started and already complete: nothing runs any more. A
+    // persistent collective also owns its schedule (a completed one was
+    // leaked here when freed after its wait).
     r->kind == pml::Request::Kind::Collective ? coll::request_free(r) : pml::request_release(r);
+  else if (done)
+    pml::request_release(r);
   else
     r->free_when_complete = true;  // the operation goes on; nobody will wait for it
   *request = MPI_REQUEST_NULL;
