@@ -69,6 +69,20 @@ void own_block(Build& b, const Blocks2& v) {
   b.s.round();
 }
 
+// Where this rank's own block can be sent from: the user's send buffer
+// when it holds the block's bytes as they are (contiguous types, not in
+// place), else its copy in the view. Sending from the send buffer leaves
+// the receive buffer to the peers' blocks alone: with single-copy
+// transfers (CMA) a block read out of a buffer that the reader's peer is
+// writing into at the same time cost twice as much (2 ranks, 1 MiB
+// iallgather: 295 us against 110-140 us for the same exchange out of a
+// separate buffer).
+const void* own_source(const Build& b, const Blocks2& v) {
+  const Args& a = b.a;
+  if (!a.in_place && v.direct && a.sendtype->contiguous) return a.sendbuf;
+  return v.at[b.rank];
+}
+
 void unpack_all(Build& b, const Blocks2& v) {
   for (int i = 0; i < b.size; ++i) unpack_block(b.s, v, i);
 }
@@ -77,7 +91,7 @@ void ring(Build& b, const Blocks2& v) {
   int n = b.size, right = (b.rank + 1) % n, left = (b.rank - 1 + n) % n;
   for (int step = 0; step < n - 1; ++step) {
     int sb = (b.rank - step + n) % n, rb = (b.rank - step - 1 + n) % n;
-    b.s.send_bytes(v.at[sb], v.bytes[sb], right);
+    b.s.send_bytes(step == 0 ? own_source(b, v) : v.at[sb], v.bytes[sb], right);
     b.s.recv_bytes(v.at[rb], v.bytes[rb], left);
     b.s.round();
   }
@@ -113,7 +127,7 @@ void allgather_recursive_doubling(Build& b) {
   for (int mask = 1; mask < b.size; mask <<= 1) {
     int peer = b.rank ^ mask;
     int mine = b.rank & ~(mask - 1), theirs = peer & ~(mask - 1);
-    b.s.send_bytes(v.at[mine], blk * static_cast<size_t>(mask), peer);
+    b.s.send_bytes(mask == 1 ? own_source(b, v) : v.at[mine], blk * static_cast<size_t>(mask), peer);
     b.s.recv_bytes(v.at[theirs], blk * static_cast<size_t>(mask), peer);
     b.s.round();
   }
