@@ -51,6 +51,7 @@ struct Args {
   std::vector<const Datatype*> sendtypes, recvtypes;
   const Op* op = nullptr;
   int root = 0;
+  bool operator==(const Args&) const = default;
 };
 
 // Per-communicator collective state (src/coll/internal.h): the contexts, the

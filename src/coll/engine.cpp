@@ -228,15 +228,12 @@ bool reduction_shortcut(CommState* st, Kind kind, const void* send, void* out, M
 
 namespace {
 
-// The key of a nonblocking call whose schedule may be reused (see
-// ScheduleCache): intracommunicator calls without per-rank arrays, on host
-// memory (a device buffer's schedule may hold copies chosen for it).
-bool schedule_key(const Args& a, const Algorithm* alg, ScheduleKey* key) {
+// Whether a nonblocking call's schedule may be reused (see ScheduleCache):
+// intracommunicator calls without per-rank arrays, on host memory (a device
+// buffer's schedule may hold copies chosen for it).
+bool reusable(const Args& a) {
   if (!a.sendcounts.empty() || !a.recvcounts.empty() || !a.sendtypes.empty() || !a.recvtypes.empty()) return false;
-  if (accel::on_device(a.sendbuf) || accel::on_device(a.recvbuf)) return false;
-  *key = ScheduleKey{a.kind, a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype,
-                     a.in_place, a.op, a.root, alg};
-  return true;
+  return !accel::on_device(a.sendbuf) && !accel::on_device(a.recvbuf);
 }
 
 }  // namespace
@@ -250,17 +247,16 @@ int post(CommState* state, const Args& args, pml::Request** out) {
     Choice c;
     if (int rc = select_algorithm(args, state, false, &c); rc != MPI_SUCCESS) return rc;
     explain_choice(args, state, c);
-    ScheduleKey key;
-    bool reusable = schedule_key(args, c.alg, &key);
-    if (reusable) {
+    bool reuse = reusable(args);
+    if (reuse) {
       pml::Guard guard;
-      raw = state->schedules.take(key);
+      raw = state->schedules.take(args, c.alg);
     }
     if (!raw) {
       if (int rc = build(state, args, &s, c.alg); rc != MPI_SUCCESS) return rc;
-      if (reusable) {
+      if (reuse) {
         pml::Guard guard;
-        raw = state->schedules.adopt(key, s);
+        raw = state->schedules.adopt(args, c.alg, s);
       }
     }
   }

@@ -15,26 +15,10 @@ namespace axon::coll {
 
 struct Algorithm;
 
-// What a nonblocking schedule was built from: the call's arguments (kinds
-// without per-rank arrays) and the algorithm chosen. Two calls with equal
-// keys on one communicator get identical schedules.
-struct ScheduleKey {
-  Kind kind = Kind::barrier;
-  const void* sendbuf = nullptr;
-  MPI_Count sendcount = 0;
-  const Datatype* sendtype = nullptr;
-  void* recvbuf = nullptr;
-  MPI_Count recvcount = 0;
-  const Datatype* recvtype = nullptr;
-  bool in_place = false;
-  const Op* op = nullptr;
-  int root = 0;
-  const Algorithm* alg = nullptr;
-  bool operator==(const ScheduleKey&) const = default;
-};
-
-// Finished nonblocking schedules kept for the next call with the same key,
-// the way a persistent request restarts its schedule: a loop of small
+// Finished nonblocking schedules kept for the next call with equal Args
+// and the same algorithm chosen (calls without per-rank arrays: their Args
+// copy allocates nothing), the way a persistent request restarts its
+// schedule: a loop of small
 // MPI_I* calls with the same arguments builds each schedule once instead of
 // every call (2 ranks, 8-byte MPI_Ialltoall: about 3,000 of 6,700
 // instructions per call went into building and freeing it). A cached
@@ -47,18 +31,20 @@ class ScheduleCache {
   ~ScheduleCache();
   ScheduleCache(const ScheduleCache&) = delete;
   ScheduleCache& operator=(const ScheduleCache&) = delete;
-  // An idle schedule built for `key`, now in use; null when there is none.
-  Schedule* take(const ScheduleKey& key);
+  // An idle schedule built for `args` and `alg`, now in use; null when
+  // there is none.
+  Schedule* take(const Args& args, const Algorithm* alg);
   // Keeps `s` (in use) for reuse when an entry is free or idle; returns it,
   // or null when every entry is in use (the caller keeps ownership then).
-  Schedule* adopt(const ScheduleKey& key, std::unique_ptr<Schedule>& s);
+  Schedule* adopt(const Args& args, const Algorithm* alg, std::unique_ptr<Schedule>& s);
   // A schedule this cache owns has finished: idle again.
   void release(Schedule* s);
 
  private:
   static constexpr size_t kEntries = 8;
   struct Entry {
-    ScheduleKey key;
+    Args args;
+    const Algorithm* alg = nullptr;
     std::unique_ptr<Schedule> schedule;
     bool busy = false;
     uint64_t used = 0;  // for evicting the least recently used idle entry

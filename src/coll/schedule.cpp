@@ -269,9 +269,9 @@ ScheduleCache::~ScheduleCache() {
   }
 }
 
-Schedule* ScheduleCache::take(const ScheduleKey& key) {
+Schedule* ScheduleCache::take(const Args& args, const Algorithm* alg) {
   for (Entry& e : entries_) {
-    if (!e.busy && e.key == key) {
+    if (!e.busy && e.alg == alg && e.args == args) {
       e.busy = true;
       e.used = ++clock_;
       return e.schedule.get();
@@ -280,7 +280,7 @@ Schedule* ScheduleCache::take(const ScheduleKey& key) {
   return nullptr;
 }
 
-Schedule* ScheduleCache::adopt(const ScheduleKey& key, std::unique_ptr<Schedule>& s) {
+Schedule* ScheduleCache::adopt(const Args& args, const Algorithm* alg, std::unique_ptr<Schedule>& s) {
   Entry* slot = nullptr;
   if (entries_.size() < kEntries) {
     slot = &entries_.emplace_back();
@@ -289,7 +289,8 @@ Schedule* ScheduleCache::adopt(const ScheduleKey& key, std::unique_ptr<Schedule>
       if (!e.busy && (!slot || e.used < slot->used)) slot = &e;
     if (!slot) return nullptr;
   }
-  slot->key = key;
+  slot->args = args;
+  slot->alg = alg;
   slot->schedule = std::move(s);
   slot->schedule->cached = true;
   slot->busy = true;
