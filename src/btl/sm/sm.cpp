@@ -42,9 +42,10 @@ namespace axon::btl {
 
 namespace {
 
-SizeParam eager_limit_param{"AXON_BTL_SM_EAGER_LIMIT", 8192,
+SizeParam eager_limit_param{"AXON_BTL_SM_EAGER_LIMIT", 0,
                             "Largest payload (bytes) sent through the shared-memory rings; larger "
-                            "messages use single-copy rendezvous"};
+                            "messages use single-copy rendezvous (0: 32 KiB with up to 8 ranks on the "
+                            "node, 16 KiB up to 16, else 8 KiB)"};
 IntParam slots_param{"AXON_BTL_SM_SLOTS", 64,
                      "Slots in each per-sender shared-memory ring (0: derived from the number of "
                      "local ranks)"};
@@ -151,6 +152,18 @@ struct Outbound {  // our ring inside a peer's segment
   uint32_t stride = 0;
 };
 
+// Below about 32 KiB, copying through a ring slot on each side beats the
+// rendezvous (request, CMA read, completion: 3-4 us on one node, against
+// 0.7 us for 16 KiB eager; docs/performance.md). Larger slots cost ring
+// memory (64 slots per sender ring, one ring per local rank), so the limit
+// shrinks as ranks are added: a rank's rings stay at 16 MiB or less up to
+// 32 ranks per node (8 x 64 x 32 KiB, 16 x 64 x 16 KiB, 32 x 64 x 8 KiB).
+size_t default_eager_limit(int local_ranks) {
+  if (local_ranks <= 8) return 32 * 1024;
+  if (local_ranks <= 16) return 16 * 1024;
+  return 8 * 1024;
+}
+
 struct Inbound {  // a peer's ring inside our segment
   RingControl* control = nullptr;
   uint8_t* slots = nullptr;
@@ -163,6 +176,7 @@ class SharedMemoryTransport final : public Transport {
   int open() {
     const rte::Job& job = rte::job();
     size_t eager = static_cast<size_t>(eager_limit_param.get());
+    if (eager == 0) eager = default_eager_limit(job.local_size);
     if (eager < 256) eager = 256;
     stride_ = static_cast<uint32_t>(round_up(sizeof(SlotHeader) + kMaxHeader + eager, kLine));
     int64_t slots = slots_param.get();
