@@ -285,6 +285,13 @@ int send(const void* buf, MPI_Count count, const Datatype* type, int dest, int t
   return rc;
 }
 
+size_t node_eager_limit() {
+  const rte::Job& job = rte::job();
+  for (int peer : job.local_peers)
+    if (peer != job.rank) return btl::route(peer)->caps().eager_limit;
+  return 0;
+}
+
 int recv(void* buf, MPI_Count count, const Datatype* type, int source, int tag, Context* ctx,
          Request* result) {
   // The request lives on our stack: nothing else refers to it once it completes.

@@ -116,6 +116,12 @@ int send(const void* buf, MPI_Count count, const Datatype* type, int dest, int t
 int recv(void* buf, MPI_Count count, const Datatype* type, int source, int tag, Context* ctx,
          Request* status_out);
 
+// Largest message sent eagerly (the sender returns at once) to the other
+// ranks of this node; 0 when this rank is alone on its node. The same on
+// every rank of a node (transports derive it from the node's rank count),
+// so collectives may choose by it.
+size_t node_eager_limit();
+
 // Persistent requests: created inactive, started with start().
 Request* send_init(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag,
                    Context* ctx, SendMode mode);
