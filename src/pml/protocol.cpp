@@ -207,8 +207,14 @@ bool stream_fragments(Request* r) {
   return true;
 }
 
+// Cursors exist only while non-contiguous fragments stream: skip the hash
+// lookup on every other completion (most of them).
+void forget_cursor(const Request* r) {
+  if (!cursors.empty()) cursors.erase(r);
+}
+
 void finish_recv(Request* r) {
-  cursors.erase(r);
+  forget_cursor(r);
   if (r->truncated) r->error = MPI_ERR_TRUNCATE;
   if (r->staging) {
     // Exactly the bytes that arrived: whole items, then the part of the
@@ -225,7 +231,7 @@ uint8_t* recv_data(Request* r) { return r->staging ? r->staging : static_cast<ui
 // A send whose protocol finished. While a cancel request is out, completion
 // waits for its reply: the reply names this request, so it must stay alive.
 void finish_send(Request* r) {
-  cursors.erase(r);
+  forget_cursor(r);
   release_exposure(r);  // e.g. exposed for a read, answered by CTS (fragments) instead
   r->bytes = r->length;
   if (r->cancel_pending) {
