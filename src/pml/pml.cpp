@@ -266,6 +266,14 @@ int irecv(void* buf, MPI_Count count, const Datatype* type, int source, int tag,
   return start_recv(r);
 }
 
+bool try_send_now(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Context* ctx) {
+  size_t bytes = 0;
+  if (dest == kProcNull || !type->contiguous || accel::on_device(buf) || !bytes_for_count(*type, count, &bytes))
+    return false;
+  Guard guard;
+  return send_immediate(buf, bytes, dest, tag, ctx) == kOk;
+}
+
 int send(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Context* ctx,
          SendMode mode) {
   if (dest == kProcNull) return MPI_SUCCESS;

@@ -116,6 +116,12 @@ int send(const void* buf, MPI_Count count, const Datatype* type, int dest, int t
 int recv(void* buf, MPI_Count count, const Datatype* type, int source, int tag, Context* ctx,
          Request* status_out);
 
+// Sends a standard-mode message at once, without a request, when it can go
+// eagerly now (contiguous host data within the transport's eager limit,
+// nothing queued to that peer): true when sent. Otherwise nothing happened
+// and the caller uses isend().
+bool try_send_now(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Context* ctx);
+
 // Largest message sent eagerly (the sender returns at once) to the other
 // ranks of this node; 0 when this rank is alone on its node. The same on
 // every rank of a node (transports derive it from the node's rank count),
