@@ -277,12 +277,8 @@ bool try_send_now(const void* buf, MPI_Count count, const Datatype* type, int de
 int send(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Context* ctx,
          SendMode mode) {
   if (dest == kProcNull) return MPI_SUCCESS;
-  if (mode != SendMode::Synchronous && type->contiguous && !accel::on_device(buf)) {
-    size_t bytes = 0;
-    if (!bytes_for_count(*type, count, &bytes)) return MPI_ERR_COUNT;
-    Guard guard;
-    if (send_immediate(buf, bytes, dest, tag, ctx) == kOk) return MPI_SUCCESS;
-  }
+  // (A count too large for the type fails in isend's prepare().)
+  if (mode != SendMode::Synchronous && try_send_now(buf, count, type, dest, tag, ctx)) return MPI_SUCCESS;
   Request* r = nullptr;
   int rc = isend(buf, count, type, dest, tag, ctx, mode, &r);
   if (rc != MPI_SUCCESS) return rc;
