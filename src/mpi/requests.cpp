@@ -34,7 +34,7 @@ bool is_complete(MPI_Request h) { return request_of(h)->complete.load(std::memor
 int retire(MPI_Request* h, MPI_Status* status) {
   pml::Request* r = request_of(*h);
   if (is_generalized(r)) return grequest_retire(h, status);
-  status_from_request(status, r);
+  if (status != MPI_STATUS_IGNORE) status_from_request(status, r);
   int error = r->error;
   if (r->persistent) {
     r->active = false;
@@ -61,13 +61,16 @@ MPI_Status* status_at(MPI_Status* statuses, int i) {
 // The multiple-completion calls write the statuses' MPI_ERROR fields if and
 // only if one operation failed, and then return MPI_ERR_IN_STATUS (MPI-4.1
 // 3.2.5); otherwise the fields are left as they were.
-int record_errors(const std::vector<int>& errors, MPI_Status* statuses) {
+int record_errors(const int* errors, size_t n, MPI_Status* statuses) {
   bool failed = false;
-  for (int e : errors) failed |= e != MPI_SUCCESS;
+  for (size_t i = 0; i < n; ++i) failed |= errors[i] != MPI_SUCCESS;
   if (!failed) return MPI_SUCCESS;
   if (statuses != MPI_STATUSES_IGNORE)
-    for (size_t i = 0; i < errors.size(); ++i) statuses[i].MPI_ERROR = errors[i];
+    for (size_t i = 0; i < n; ++i) statuses[i].MPI_ERROR = errors[i];
   return MPI_ERR_IN_STATUS;
+}
+int record_errors(const std::vector<int>& errors, MPI_Status* statuses) {
+  return record_errors(errors.data(), errors.size(), statuses);
 }
 
 // Retires every completed active request of the array.
@@ -142,10 +145,19 @@ AXON_API(int, MPI_Waitall, (int count, MPI_Request requests[], MPI_Status status
   if (int rc = check_array(count, requests, "MPI_Waitall")) return rc;
   for (int i = 0; i < count; ++i)
     if (!is_inactive(requests[i])) pml::wait(request_of(requests[i]));
-  std::vector<int> errors(count, MPI_SUCCESS);
+  // The common window of requests keeps its error classes on the stack.
+  constexpr int kOnStack = 64;
+  int on_stack[kOnStack];
+  std::vector<int> on_heap;
+  int* errors = on_stack;
+  if (count > kOnStack) {
+    on_heap.resize(static_cast<size_t>(count));
+    errors = on_heap.data();
+  }
   Comm* failed = nullptr;
   for (int i = 0; i < count; ++i) {
     MPI_Status* s = status_at(statuses, i);
+    errors[i] = MPI_SUCCESS;
     if (is_inactive(requests[i])) {
       set_empty_status(s);
       continue;
@@ -154,7 +166,7 @@ AXON_API(int, MPI_Waitall, (int count, MPI_Request requests[], MPI_Status status
     errors[i] = retire(&requests[i], s);
     if (errors[i] != MPI_SUCCESS) failed = c;
   }
-  int rc = record_errors(errors, statuses);
+  int rc = record_errors(errors, static_cast<size_t>(count), statuses);
   return rc == MPI_SUCCESS ? rc : raise(failed, rc, "MPI_Waitall");
 }
 

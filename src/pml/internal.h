@@ -13,9 +13,6 @@
 
 namespace axon::pml {
 
-constexpr uint32_t kRequestMagic = 0x52455155u;  // "REQU"
-constexpr uint32_t kRequestFreed = 0xDEAD5155u;
-
 // A message that arrived before a matching receive was posted.
 struct Message {
   MatchHeader header{};

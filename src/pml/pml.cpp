@@ -20,8 +20,6 @@ IntParam spin_param{"AXON_WAIT_SPIN", -1,
                     "Polling rounds a waiting rank spins before it starts yielding its core "
                     "(-1: 2000, or 0 when local ranks outnumber cores)"};
 
-std::recursive_mutex big_lock;
-std::atomic<int> threaded{0};  // users of the lock: MPI_THREAD_MULTIPLE, the osc progress agent
 int spin = 2000;
 std::vector<Request*> request_pool;
 std::vector<ProgressHook> hooks;
@@ -89,15 +87,14 @@ void complete_proc_null(Request* r) {
 
 int spin_rounds() { return spin; }
 
-void enable_thread_safety() { threaded.fetch_add(1); }
-void disable_thread_safety() { threaded.fetch_sub(1); }
+namespace detail {
+std::recursive_mutex big_lock;
+std::atomic<int> threaded{0};
+}  // namespace detail
 
-Guard::Guard() : locked_(threaded.load(std::memory_order_relaxed) > 0) {
-  if (locked_) big_lock.lock();
-}
-Guard::~Guard() {
-  if (locked_) big_lock.unlock();
-}
+void enable_thread_safety() { detail::threaded.fetch_add(1); }
+void disable_thread_safety() { detail::threaded.fetch_sub(1); }
+
 
 int init() {
   btl::register_handler(kAmEager, am_eager);
@@ -152,17 +149,18 @@ Request* request_alloc(Request::Kind kind) {
 
 void request_release(Request* r) {
   Guard guard;
-  free(r->staging);
-  r->staging = nullptr;
+  if (r->staging) {
+    free(r->staging);
+    r->staging = nullptr;
+  }
   if (r->device_state) device_complete(r);  // never completed (e.g. a persistent request never started)
-  datatype_release(const_cast<Datatype*>(r->type));
+  if (r->type && !r->type->predefined) datatype_release(const_cast<Datatype*>(r->type));
   r->type = nullptr;
   r->magic = kRequestFreed;
   if (request_pool.size() < 1024) request_pool.push_back(r);
   else delete r;
 }
 
-bool request_valid(const Request* r) { return r && r->magic == kRequestMagic; }
 
 void request_complete(Request* r) {
   // Storing `complete` must be the last touch of a request someone waits

@@ -164,7 +164,9 @@ template <class Pred> void wait_until(Pred pred);
 
 Request* request_alloc(Request::Kind kind);
 void request_release(Request* req);
-bool request_valid(const Request* req);
+constexpr uint32_t kRequestMagic = 0x52455155u;  // "REQU": a live request
+constexpr uint32_t kRequestFreed = 0xDEAD5155u;  // back in the pool
+inline bool request_valid(const Request* req) { return req && req->magic == kRequestMagic; }
 // Marks a request complete and runs its completion callback.
 void request_complete(Request* req);
 // For a started request nobody will wait for: `done` runs once the operation
@@ -179,10 +181,22 @@ void enable_thread_safety();
 // only while no other thread can be inside the library (osc: after joining
 // its progress agent).
 void disable_thread_safety();
+namespace detail {
+// Users of the lock (MPI_THREAD_MULTIPLE, the osc progress agent) and the
+// lock itself (pml.cpp). Inline below: every call on the message path takes
+// a Guard or two, and as calls into pml.cpp they cost about 10 instructions
+// each even when there is nothing to lock.
+extern std::atomic<int> threaded;
+extern std::recursive_mutex big_lock;
+}  // namespace detail
 class Guard {
  public:
-  Guard();
-  ~Guard();
+  Guard() : locked_(detail::threaded.load(std::memory_order_relaxed) > 0) {
+    if (locked_) detail::big_lock.lock();
+  }
+  ~Guard() {
+    if (locked_) detail::big_lock.unlock();
+  }
   Guard(const Guard&) = delete;
   Guard& operator=(const Guard&) = delete;
  private:

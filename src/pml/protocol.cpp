@@ -108,7 +108,7 @@ int try_first_message(Request* r) {
   const btl::Caps& caps = t->caps();
   if ((r->length <= caps.eager_limit || caps.can_get || caps.can_put) && stage_whole_send(r) != kOk)
     return kNoMemory;
-  if (r->length <= t->caps().eager_limit) {
+  if (r->length <= caps.eager_limit) {
     if (r->mode == SendMode::Synchronous) {
       struct {
         MatchHeader h;

@@ -116,6 +116,38 @@ static_assert(sizeof(SlotHeader) == 16);
 
 size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
+// memcpy for the headers and small payloads of the message path: up to 32
+// bytes as two overlapping loads and stores each of 16, 8, 4 or 1+ bytes,
+// inline, where a call into libc's memcpy and its size dispatch cost
+// about 15 instructions per copy (two per message).
+inline void copy_bytes(void* dst, const void* src, size_t n) {
+  auto* d = static_cast<uint8_t*>(dst);
+  auto* s = static_cast<const uint8_t*>(src);
+  if (n > 32) {
+    std::memcpy(d, s, n);
+  } else if (n >= 16) {
+    uint8_t a[16], b[16];
+    std::memcpy(a, s, 16);
+    std::memcpy(b, s + n - 16, 16);
+    std::memcpy(d, a, 16);
+    std::memcpy(d + n - 16, b, 16);
+  } else if (n >= 8) {
+    uint64_t a, b;
+    std::memcpy(&a, s, 8);
+    std::memcpy(&b, s + n - 8, 8);
+    std::memcpy(d, &a, 8);
+    std::memcpy(d + n - 8, &b, 8);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    std::memcpy(&a, s, 4);
+    std::memcpy(&b, s + n - 4, 4);
+    std::memcpy(d, &a, 4);
+    std::memcpy(d + n - 4, &b, 4);
+  } else {
+    for (size_t i = 0; i < n; ++i) d[i] = s[i];
+  }
+}
+
 size_t ring_bytes(uint32_t nslots, uint32_t stride) { return sizeof(RingControl) + size_t(nslots) * stride; }
 
 size_t rings_offset() { return round_up(sizeof(SegmentHeader), kLine) + kCopyDescriptors * sizeof(CopyDescriptor); }
@@ -288,8 +320,8 @@ class SharedMemoryTransport final : public Transport {
     }
     auto* slot = reinterpret_cast<SlotHeader*>(out.slots + (out.tail % out.nslots) * out.stride);
     auto* data = reinterpret_cast<uint8_t*>(slot + 1);
-    std::memcpy(data, header, header_len);
-    if (payload_len) std::memcpy(data + header_len, payload, payload_len);
+    copy_bytes(data, header, header_len);
+    if (payload_len) copy_bytes(data + header_len, payload, payload_len);
     slot->length = static_cast<uint32_t>(header_len + payload_len);
     slot->am_id = static_cast<uint16_t>(am_id);
     slot->sequence.store(out.tail + 1, std::memory_order_release);
