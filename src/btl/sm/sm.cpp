@@ -116,36 +116,27 @@ static_assert(sizeof(SlotHeader) == 16);
 
 size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
+// Two overlapping moves of W bytes: any length from W to 2 W.
+template <size_t W> inline void copy_overlapping(uint8_t* d, const uint8_t* s, size_t n) {
+  uint8_t a[W], b[W];
+  std::memcpy(a, s, W);
+  std::memcpy(b, s + n - W, W);
+  std::memcpy(d, a, W);
+  std::memcpy(d + n - W, b, W);
+}
+
 // memcpy for the headers and small payloads of the message path: up to 32
-// bytes as two overlapping loads and stores each of 16, 8, 4 or 1+ bytes,
-// inline, where a call into libc's memcpy and its size dispatch cost
+// bytes inline, where a call into libc's memcpy and its size dispatch cost
 // about 15 instructions per copy (two per message).
 inline void copy_bytes(void* dst, const void* src, size_t n) {
   auto* d = static_cast<uint8_t*>(dst);
   auto* s = static_cast<const uint8_t*>(src);
-  if (n > 32) {
-    std::memcpy(d, s, n);
-  } else if (n >= 16) {
-    uint8_t a[16], b[16];
-    std::memcpy(a, s, 16);
-    std::memcpy(b, s + n - 16, 16);
-    std::memcpy(d, a, 16);
-    std::memcpy(d + n - 16, b, 16);
-  } else if (n >= 8) {
-    uint64_t a, b;
-    std::memcpy(&a, s, 8);
-    std::memcpy(&b, s + n - 8, 8);
-    std::memcpy(d, &a, 8);
-    std::memcpy(d + n - 8, &b, 8);
-  } else if (n >= 4) {
-    uint32_t a, b;
-    std::memcpy(&a, s, 4);
-    std::memcpy(&b, s + n - 4, 4);
-    std::memcpy(d, &a, 4);
-    std::memcpy(d + n - 4, &b, 4);
-  } else {
+  if (n > 32) std::memcpy(d, s, n);
+  else if (n >= 16) copy_overlapping<16>(d, s, n);
+  else if (n >= 8) copy_overlapping<8>(d, s, n);
+  else if (n >= 4) copy_overlapping<4>(d, s, n);
+  else
     for (size_t i = 0; i < n; ++i) d[i] = s[i];
-  }
 }
 
 size_t ring_bytes(uint32_t nslots, uint32_t stride) { return sizeof(RingControl) + size_t(nslots) * stride; }
