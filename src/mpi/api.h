@@ -69,7 +69,7 @@ constexpr int kTagUpperBound = 0x3fffffff;
 
 // Common argument checks; each returns MPI_SUCCESS or the error class.
 // Inline: every send and receive runs them, and as calls into another file
-// they cost about 100 instructions per message, a sixth of a small send.
+// they cost 30-40 instructions per message (callgrind, docs/performance.md).
 int check_datatype(MPI_Datatype handle, Datatype** out);
 inline int check_buffer(const void* buf, MPI_Count count, const Datatype* type) {
   // MPI_BOTTOM (NULL) is legal with derived types that hold absolute addresses.

@@ -95,7 +95,6 @@ std::atomic<int> threaded{0};
 void enable_thread_safety() { detail::threaded.fetch_add(1); }
 void disable_thread_safety() { detail::threaded.fetch_sub(1); }
 
-
 int init() {
   btl::register_handler(kAmEager, am_eager);
   btl::register_handler(kAmEagerSync, am_eager_sync);
