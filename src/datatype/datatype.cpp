@@ -365,12 +365,9 @@ Datatype* type_match_size(int typeclass, int size) {
     return nullptr;
 }
 
-void datatype_retain(Datatype* type) {
-    if (type != nullptr && !type->predefined) type->refcount.fetch_add(1, std::memory_order_relaxed);
-}
+void datatype_retain_derived(Datatype* type) { type->refcount.fetch_add(1, std::memory_order_relaxed); }
 
-void datatype_release(Datatype* type) {
-    if (type == nullptr || type->predefined) return;
+void datatype_release_derived(Datatype* type) {
     if (type->refcount.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         // Clobber the magic first so a stale handle to this memory is
         // rejected while the allocator has not reused it.

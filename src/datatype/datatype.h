@@ -184,8 +184,16 @@ void unpack_items(const Datatype& type, const void* packed, std::size_t count, v
 // built from it, a pending operation) keeps a reference; predefined types
 // ignore these. The PML retains a request's type while it is pending, so
 // MPI_Type_free during a pending operation is safe.
-void datatype_retain(Datatype* type);
-void datatype_release(Datatype* type);  // deletes a heap type at zero
+// The predefined case is decided inline: every request retains and releases
+// its type, and almost all of them are predefined.
+void datatype_retain_derived(Datatype* type);
+void datatype_release_derived(Datatype* type);  // deletes the type at zero
+inline void datatype_retain(Datatype* type) {
+  if (type != nullptr && !type->predefined) datatype_retain_derived(type);
+}
+inline void datatype_release(Datatype* type) {
+  if (type != nullptr && !type->predefined) datatype_release_derived(type);
+}
 
 // Copies `count` items of `type` from `src` to `dst` (both laid out as the
 // type), only the bytes the type covers (memmove per block).

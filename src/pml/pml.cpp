@@ -153,13 +153,12 @@ void request_release(Request* r) {
     r->staging = nullptr;
   }
   if (r->device_state) device_complete(r);  // never completed (e.g. a persistent request never started)
-  if (r->type && !r->type->predefined) datatype_release(const_cast<Datatype*>(r->type));
+  datatype_release(const_cast<Datatype*>(r->type));
   r->type = nullptr;
   r->magic = kRequestFreed;
   if (request_pool.size() < 1024) request_pool.push_back(r);
   else delete r;
 }
-
 
 void request_complete(Request* r) {
   // Storing `complete` must be the last touch of a request someone waits
