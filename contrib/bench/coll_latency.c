@@ -5,8 +5,9 @@
  *
  * Size is bytes per rank's contribution (allreduce/reduce: the vector, as
  * MPI_INT; bcast: the message; allgather/alltoall: one block). Each sample
- * is a batch of calls timed on rank 0 after a barrier; the median, min and
- * max per-call time over the samples are reported. The nonblocking forms
+ * is a batch of calls timed on every rank after a barrier, and its time is
+ * the per-call time averaged over the ranks; the median, min and max of that
+ * over the samples are reported. The nonblocking forms
  * post the call, compute for about as long as the blocking call takes
  * (measured first), then wait: the reported time is the whole post +
  * compute + wait, and `overlap_pct` says how much of the communication hid
@@ -115,8 +116,13 @@ static void verify(run *r)
     }
 }
 
-/* Median per-call time (us) on rank 0 over `samples` batches; rank 0's plan
- * is shared so every rank makes the same calls. */
+/* Median over `samples` batches of the per-call time (us) averaged over all
+ * ranks; rank 0's plan is shared so every rank makes the same calls. The
+ * average over ranks (as the OSU benchmarks report) and not rank 0's time
+ * alone: with more ranks than cores, which rank of a CPU leaves the
+ * barrier first locks in for a whole run, and that rank's call also holds
+ * its CPU partner's call and two hand-offs (docs/performance.md), so one
+ * rank's time swings between runs by the whole partner's call. */
 static bench_summary measure(const bench_options *opt, run *r, double *samples, long *samples_out)
 {
     long batch = r->size <= BATCH_UP_TO ? BATCH : 1;
@@ -143,6 +149,12 @@ static bench_summary measure(const bench_options *opt, run *r, double *samples, 
         for (long b = 0; b < batch; b++) one_call(r);
         samples[s] = (MPI_Wtime() - start) * 1e6 / (double)batch;
     }
+    /* Per-sample mean over ranks, summed after the timing so that no extra
+     * synchronization runs between samples. */
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Allreduce(MPI_IN_PLACE, samples, (int)c, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    for (long s = 0; s < c; s++) samples[s] /= (double)size;
     *samples_out = c;
     return bench_summarize(samples, (size_t)c);
 }
