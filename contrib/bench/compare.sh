@@ -133,6 +133,27 @@ for i in "${!mpi_ids[@]}"; do
 done
 [ ${#built_ids[@]} -gt 0 ] || { say "compare.sh: nothing built"; exit 1; }
 
+# ---- is the machine quiet? ----------------------------------------------------
+# Another process on the CPUs skews every figure, the oversubscribed ones
+# most: a rank that yields hands its CPU to that process instead of to its
+# partner. Sample the CPUs' busy time for a second before the runs and name
+# the busiest processes when more than a tenth of it was taken.
+cpu_busy_percent() {
+    local a b
+    a=$(awk '/^cpu / { idle = $5 + $6; t = 0; for (i = 2; i <= NF; i++) t += $i; print t, idle }' /proc/stat 2>/dev/null)
+    sleep 1
+    b=$(awk '/^cpu / { idle = $5 + $6; t = 0; for (i = 2; i <= NF; i++) t += $i; print t, idle }' /proc/stat 2>/dev/null)
+    [ -n "$a" ] && [ -n "$b" ] || return 0
+    echo "$a $b" | awk '{ dt = $3 - $1; di = $4 - $2; if (dt > 0) printf "%d", 100 * (dt - di) / dt }'
+}
+busy=$(cpu_busy_percent)
+busy_note=""
+if [ -n "$busy" ] && [ "$busy" -gt 10 ]; then
+    top_procs=$(ps -eo pcpu=,pid=,comm= --sort=-pcpu 2>/dev/null | awk '$1 > 5 && $3 != "ps" { printf "%s%s (pid %s, %s%%)", sep, $3, $2, $1; sep = ", " }' | cut -c1-300)
+    busy_note="the CPUs were ${busy}% busy before the runs${top_procs:+: $top_procs}; figures are not comparable with a quiet machine's"
+    say "compare.sh: WARNING: $busy_note"
+fi
+
 # ---- run, interleaved --------------------------------------------------------
 load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
 started=$(date +%s)
@@ -209,6 +230,7 @@ library_line() { # id -> the library's own version string from a run
     echo "${p}- cpu: ${cpu_model:-unknown}; $cpus usable cpus (${sockets:-?} socket(s) x ${per_socket:-?} cores x ${threads:-?} threads)"
     echo "${p}- kernel: $(uname -srm)"
     echo "${p}- load average before / after: ${load_before:-?} / ${load_after:-?}"
+    [ -n "$busy_note" ] && echo "${p}- WARNING: $busy_note"
     echo "${p}- ranks: $np; runs per MPI: $runs, interleaved; median per size across runs; ${elapsed}s"
     for i in "${built_ids[@]}"; do
         echo "${p}- ${mpi_labels[$i]}: $(library_line "${mpi_ids[$i]}") [launcher: ${mpi_version[$i]}]"
