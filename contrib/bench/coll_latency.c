@@ -151,10 +151,8 @@ static bench_summary measure(const bench_options *opt, run *r, double *samples, 
     }
     /* Per-sample mean over ranks, summed after the timing so that no extra
      * synchronization runs between samples. */
-    int size = 1;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Allreduce(MPI_IN_PLACE, samples, (int)c, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    for (long s = 0; s < c; s++) samples[s] /= (double)size;
+    for (long s = 0; s < c; s++) samples[s] /= (double)opt->nranks;
     *samples_out = c;
     return bench_summarize(samples, (size_t)c);
 }

@@ -138,11 +138,14 @@ done
 # most: a rank that yields hands its CPU to that process instead of to its
 # partner. Sample the CPUs' busy time for a second before the runs and name
 # the busiest processes when more than a tenth of it was taken.
+cpu_times() { # -> "total idle" jiffies of all CPUs so far
+    awk '/^cpu / { idle = $5 + $6; t = 0; for (i = 2; i <= NF; i++) t += $i; print t, idle }' /proc/stat 2>/dev/null
+}
 cpu_busy_percent() {
     local a b
-    a=$(awk '/^cpu / { idle = $5 + $6; t = 0; for (i = 2; i <= NF; i++) t += $i; print t, idle }' /proc/stat 2>/dev/null)
+    a=$(cpu_times)
     sleep 1
-    b=$(awk '/^cpu / { idle = $5 + $6; t = 0; for (i = 2; i <= NF; i++) t += $i; print t, idle }' /proc/stat 2>/dev/null)
+    b=$(cpu_times)
     [ -n "$a" ] && [ -n "$b" ] || return 0
     echo "$a $b" | awk '{ dt = $3 - $1; di = $4 - $2; if (dt > 0) printf "%d", 100 * (dt - di) / dt }'
 }
