@@ -2,7 +2,6 @@
 #include "accel/coll_staging.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "accel/accel.h"
 
@@ -88,14 +87,14 @@ bool writes_whole_recv(const coll::Args& a) {
 bool collective_on_device(const coll::Args& a) { return on_device(a.sendbuf) || on_device(a.recvbuf); }
 
 CollStaging::~CollStaging() {
-  std::free(recv_host_);
-  std::free(send_host_);
+  pinned_free(recv_host_, recv_len_);
+  pinned_free(send_host_, send_len_);
 }
 
 int CollStaging::finish() {
   if (finished_) return MPI_SUCCESS;
   finished_ = true;
-  if (recv_len_ && copy_from_host(recv_device_, recv_host_, recv_len_) != 0) return MPI_ERR_OTHER;
+  if (recv_copy_ && copy_from_host(recv_device_, recv_host_, recv_copy_) != 0) return MPI_ERR_OTHER;
   return MPI_SUCCESS;
 }
 
@@ -104,7 +103,8 @@ int stage_collective(coll::Args* a, int peers, std::unique_ptr<CollStaging>* out
   if (a->sendbuf && !a->in_place && on_device(a->sendbuf)) {
     Span s = send_span(*a, peers);
     size_t n = s.len();
-    st->send_host_ = std::malloc(n ? n : 1);
+    st->send_len_ = n ? n : 1;
+    st->send_host_ = pinned_alloc(st->send_len_);
     if (!st->send_host_) return MPI_ERR_NO_MEM;
     const auto* dev = static_cast<const uint8_t*>(a->sendbuf) + s.lo;
     if (copy_to_host(st->send_host_, dev, n) != 0) return MPI_ERR_OTHER;
@@ -113,10 +113,11 @@ int stage_collective(coll::Args* a, int peers, std::unique_ptr<CollStaging>* out
   if (a->recvbuf && on_device(a->recvbuf)) {
     Span s = recv_span(*a, peers);
     size_t n = s.len();
-    st->recv_host_ = std::malloc(n ? n : 1);
+    st->recv_len_ = n ? n : 1;
+    st->recv_host_ = pinned_alloc(st->recv_len_);
     if (!st->recv_host_) return MPI_ERR_NO_MEM;
     st->recv_device_ = static_cast<uint8_t*>(a->recvbuf) + s.lo;
-    st->recv_len_ = n;
+    st->recv_copy_ = n;
     if (!writes_whole_recv(*a) && copy_to_host(st->recv_host_, st->recv_device_, n) != 0) return MPI_ERR_OTHER;
     a->recvbuf = static_cast<uint8_t*>(st->recv_host_) - s.lo;
   }

@@ -745,6 +745,7 @@ static CUresult do_copy(CUdeviceptr dst, CUdeviceptr src, size_t n, int async, C
     else if (d) stats.copies_htod++;
     else if (s) stats.copies_dtoh++;
     else stats.copies_htoh++;
+    if (d != s && !(d ? source : target)) stats.pageable_copies++;
     if (async) stats.async_copies++;
     if (!async && d && !source && target->kind == K_DEVICE && !target->sync_memops && n > 0) {
         /* Pageable source: the call returns before the data lands. */

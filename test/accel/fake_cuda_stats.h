@@ -23,6 +23,7 @@ struct fake_cuda_stats {
     unsigned long kernels_run;        /* launches executed (at the stream's next synchronisation point) */
     unsigned long kernel_faults;      /* launches that touched memory outside any device allocation */
     unsigned long dmabuf_exports;     /* cuMemGetHandleForAddressRange (dma-buf fds handed out) */
+    unsigned long pageable_copies;    /* device<->host copies whose host side is not cuMemAllocHost memory */
 };
 
 #endif

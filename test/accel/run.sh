@@ -5,6 +5,7 @@
 #           fake-noipc  the fake, with AXON_ACCEL_IPC=0 (forced staging)
 #           none      a driver path that does not exist: accel must stay off
 #           real      libcuda.so.1 (skips without a driver or GPU)
+#           real-noipc  the real driver with AXON_ACCEL_IPC=0 (forced staging)
 set -u
 driver=$1 np=$2 prog=$3
 shift 3
@@ -19,8 +20,9 @@ case "$driver" in
     export AXON_ACCEL_CUDA_LIBRARY="$fake" FAKE_CUDA_DEVICES=0 ;;
   none)
     export AXON_ACCEL_CUDA_LIBRARY=/nonexistent/libcuda.so.1 AXON_VERBOSE=1 ;;
-  real)
+  real|real-noipc)
     unset AXON_ACCEL_CUDA_LIBRARY
+    [[ "$driver" == real-noipc ]] && export AXON_ACCEL_IPC=0
     # The program itself says why it cannot run (no driver, no GPU): ask it
     # once as a singleton so mpirun is not started for nothing.
     probe=$("$AXON_BUILDDIR/$prog" --probe 2>&1 | tail -n 1)
