@@ -163,12 +163,21 @@ static int one_copy(void)
     return rc;
 }
 
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield" ::: "memory");
+#endif
+}
+
 static void wait_turn(struct shared *s, int me)
 {
     int t;
     while ((t = atomic_load_explicit(&s->turn, memory_order_acquire)) != me && t != -1) {
         if (opt.yield) sched_yield();
-        else __builtin_ia32_pause();
+        else cpu_relax();
     }
 }
 
