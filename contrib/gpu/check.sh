@@ -62,12 +62,18 @@ if [[ "$what" == *" diag "* ]]; then
     run "pingpong: ipc, bound to cpu 0,1" $pp -c ipc -b
     run "pingpong: ipc, bound, one context" $pp -c ipc -b -o
     run "pingpong: ipc, waiter yields" $pp -c ipc -y
-    run "pingpong: dtoh 64 KiB" $pp -c dtoh -m 65536
+    # Point-to-point staging and small collectives stepped from ~150 us to
+    # ~30 us between 16 and 32 KiB on the H200: does a bare copy?
+    for m in 16384 32768; do
+      for c in dtoh htod ipc; do run "pingpong: $c $m B" $pp -c $c -m $m; done
+    done
     lat="$bench/pt2pt_latency -m 1:64K -t 0.2 -d cuda D D"
     run "axon D D latency (default)" "$mpirun" -np 2 $lat
     run "axon D D latency, --bind-to none" "$mpirun" --bind-to none -np 2 $lat
     run "axon D D latency, AXON_WAIT_SPIN=0" AXON_WAIT_SPIN=0 "$mpirun" -np 2 $lat
     run "axon D D latency, staging rendezvous at every size" AXON_ACCEL_IPC=0 AXON_ACCEL_EAGER_LIMIT=0 "$mpirun" -np 2 $lat
+    run "axon D D latency, AXON_ACCEL_COPY_WAIT=event" AXON_ACCEL_COPY_WAIT=event "$mpirun" -np 2 $lat
+    run "axon allreduce np2 D D, AXON_ACCEL_COPY_WAIT=event" AXON_ACCEL_COPY_WAIT=event "$mpirun" -np 2 "$bench/coll_latency" -c allreduce -m 4:64K -t 0.2 -d cuda D D
   } 2>&1 | tee "$out/diag.txt"
 fi
 

@@ -19,6 +19,7 @@
 
 #include <cuda.h>
 
+#include "base/backoff.h"
 #include "base/log.h"
 #include "accel/params.h"
 #include "accel/driver.h"  // for the GPU kernels: driver_symbol, lock_stream, finalize_hook
@@ -95,6 +96,12 @@ size_t cache_next = 0;  // round-robin replacement
 size_t cache_last = 0;  // last hit: checked first
 
 CUstream stream = nullptr;
+// How copy_and_wait waits (AXON_ACCEL_COPY_WAIT, read at start()): the
+// stream's own synchronization, or an event polled from here. The two are
+// kept side by side until a GPU run shows which one a device round trip
+// between processes sharing a GPU prefers (docs/cuda.md, "Not done yet").
+bool wait_by_event = false;
+
 std::vector<CUevent> free_events;
 std::unordered_map<void*, bool> pinned_kind;  // buffer -> from cuMemAllocHost
 // Free pinned buffers by size class (a power of two): cuMemAllocHost costs
@@ -162,6 +169,10 @@ void start() {
   if (cu.cuDeviceGetCount(&device_count) != CUDA_SUCCESS || device_count <= 0)
     return turn_off("no CUDA device");
   log::debug(1, "accel: CUDA driver %s loaded, %d device(s)", library_param.get().c_str(), device_count);
+  const std::string& wait = copy_wait_param.get();
+  wait_by_event = wait == "event";
+  if (wait != "sync" && wait != "event")
+    log::warn("AXON_ACCEL_COPY_WAIT=%s is neither sync nor event; using sync", wait.c_str());
   detail::state.store(2, std::memory_order_release);
 }
 
@@ -217,11 +228,33 @@ bool ensure_stream() {
 // a buffer that is still being read. So: the copy on accel's stream (which
 // also starts after the application's legacy-stream work), then a wait.
 // Caller holds `lock` with a current context.
+CUresult wait_for_stream() {
+  if (!wait_by_event) return cu.cuStreamSynchronize(stream);
+  CUevent e = nullptr;
+  if (!free_events.empty()) {
+    e = free_events.back();
+    free_events.pop_back();
+  } else if (cu.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+    return cu.cuStreamSynchronize(stream);
+  }
+  CUresult rc = cu.cuEventRecord(e, stream);
+  if (rc == CUDA_SUCCESS) {
+    // A short spin covers a copy's few microseconds; past it, give the core
+    // to whoever shares it (ranks outnumbering cores).
+    Backoff backoff(2000);
+    while ((rc = cu.cuEventQuery(e)) == CUDA_ERROR_NOT_READY) backoff.idle();
+  } else {
+    rc = cu.cuStreamSynchronize(stream);
+  }
+  free_events.push_back(e);
+  return rc;
+}
+
 CUresult copy_and_wait(CUdeviceptr dst, CUdeviceptr src, size_t len) {
   if (!ensure_stream()) return cu.cuMemcpy(dst, src, len);
   CUresult rc = cu.cuMemcpyAsync(dst, src, len, stream);
   if (rc != CUDA_SUCCESS) return rc;
-  return cu.cuStreamSynchronize(stream);
+  return wait_for_stream();
 }
 
 }  // namespace

@@ -18,6 +18,10 @@ SizeParam eager_param{"AXON_ACCEL_EAGER_LIMIT", 8192,
 SizeParam chunk_param{"AXON_ACCEL_STAGING_CHUNK", 256 * 1024,
                       "Chunk of the pipelined copy between device memory and pinned host memory when a "
                       "device message is staged"};
+StringParam copy_wait_param{"AXON_ACCEL_COPY_WAIT", "sync",
+                            "How a copy between device and host memory is waited for before its data is used: "
+                            "sync (cuStreamSynchronize) or event (an event recorded after the copy and polled; "
+                            "the waiter yields its core after a short spin)"};
 SizeParam bounce_param{"AXON_ACCEL_BOUNCE_LIMIT", 1024 * 1024,
                        "Copies between device memory and ordinary (pageable) host memory up to this size go "
                        "through a pinned bounce buffer instead of the driver's pageable path"};

@@ -11,4 +11,5 @@ extern BoolParam ipc_param;
 extern SizeParam eager_param;
 extern SizeParam chunk_param;
 extern SizeParam bounce_param;
+extern StringParam copy_wait_param;
 }  // namespace axon::accel

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "../mpi/check.h"
+#include "counters.h"
 #include "device.h"
 
 enum mode { M_KERNELS, M_SHADOW, M_HOST };
@@ -219,26 +220,13 @@ static void short_case(MPI_Datatype vec, int k, int posted, int dev)
     free(got);
 }
 
-static MPI_T_pvar_session session;
-static unsigned long long pvar_value(const char *name)
-{
-    int index = -1, n = 0;
-    MPI_T_pvar_handle h;
-    unsigned long long v = 0;
-    CHECK_MPI(MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &index));
-    CHECK_MPI(MPI_T_pvar_handle_alloc(session, index, NULL, &h, &n));
-    CHECK_MPI(MPI_T_pvar_read(session, h, &v));
-    MPI_T_pvar_handle_free(session, &h);
-    return v;
-}
-
 static const char *const counter_names[] = {"axon_pml_device_kernel_packs", "axon_pml_device_kernel_unpacks",
                                             "axon_pml_device_shadows", "axon_pml_device_ipc_receives",
                                             "axon_pml_device_staged_sends"};
 #define NCOUNTERS 5
 static void read_counters(unsigned long long *v)
 {
-    for (int i = 0; i < NCOUNTERS; i++) v[i] = pvar_value(counter_names[i]);
+    for (int i = 0; i < NCOUNTERS; i++) v[i] = axon_counter(counter_names[i]);
 }
 
 int main(int argc, char **argv)
@@ -273,7 +261,6 @@ int main(int argc, char **argv)
     if (mode != M_HOST) {
         int provided;
         CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
-        CHECK_MPI(MPI_T_pvar_session_create(&session));
         read_counters(c0);
     }
 
@@ -348,7 +335,6 @@ int main(int argc, char **argv)
         if (rank == 0)
             printf("%s: kernel packs %llu, unpacks %llu, shadows %llu, ipc %llu, staged %llu (rank 0)\n", m,
                    c[0] - c0[0], c[1] - c0[1], c[2] - c0[2], c[3] - c0[3], c[4] - c0[4]);
-        MPI_T_pvar_session_free(&session);
         MPI_T_finalize();
     }
     MPI_Finalize();

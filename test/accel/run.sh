@@ -3,26 +3,30 @@
 # driver or the real one.  run.sh DRIVER NP PROGRAM [ARGS...]
 #   DRIVER  fake      test/accel/libfakecuda.so (skips when not built: no cuda.h)
 #           fake-noipc  the fake, with AXON_ACCEL_IPC=0 (forced staging)
+#           fake-event  the fake, with AXON_ACCEL_COPY_WAIT=event (copies waited for by polled events)
 #           none      a driver path that does not exist: accel must stay off
 #           real      libcuda.so.1 (skips without a driver or GPU)
 #           real-noipc  the real driver with AXON_ACCEL_IPC=0 (forced staging)
+#           real-event  the real driver with AXON_ACCEL_COPY_WAIT=event
 set -u
 driver=$1 np=$2 prog=$3
 shift 3
 fake="$AXON_BUILDDIR/test/accel/.libs/libfakecuda.so"
 case "$driver" in
-  fake|fake-noipc)
+  fake|fake-noipc|fake-event)
     [[ -f "$fake" ]] || { echo "skip: fake CUDA driver not built (configure found no cuda.h)"; exit 77; }
     export AXON_ACCEL_CUDA_LIBRARY="$fake"
-    [[ "$driver" == fake-noipc ]] && export AXON_ACCEL_IPC=0 ;;
+    [[ "$driver" == fake-noipc ]] && export AXON_ACCEL_IPC=0
+    [[ "$driver" == fake-event ]] && export AXON_ACCEL_COPY_WAIT=event ;;
   fake-nodevice)
     [[ -f "$fake" ]] || { echo "skip: fake CUDA driver not built (configure found no cuda.h)"; exit 77; }
     export AXON_ACCEL_CUDA_LIBRARY="$fake" FAKE_CUDA_DEVICES=0 ;;
   none)
     export AXON_ACCEL_CUDA_LIBRARY=/nonexistent/libcuda.so.1 AXON_VERBOSE=1 ;;
-  real|real-noipc)
+  real|real-noipc|real-event)
     unset AXON_ACCEL_CUDA_LIBRARY
     [[ "$driver" == real-noipc ]] && export AXON_ACCEL_IPC=0
+    [[ "$driver" == real-event ]] && export AXON_ACCEL_COPY_WAIT=event
     # The program itself says why it cannot run (no driver, no GPU): ask it
     # once as a singleton so mpirun is not started for nothing.
     probe=$("$AXON_BUILDDIR/$prog" --probe 2>&1 | tail -n 1)
