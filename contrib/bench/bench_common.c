@@ -3,13 +3,14 @@
 
 #include "bench_common.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "cuda_load.h"
 
 static void usage(const char *program, const bench_defaults *d)
 {
@@ -87,21 +88,19 @@ static struct { void *p; size_t n; } device_buffers[MAX_DEVICE_BUFFERS];
 
 static const char *device_problem(const bench_options *o)
 {
-    const char *path = getenv("BENCH_CUDA_LIBRARY");
-    void *lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW);
-    if (!lib)
-        return "the CUDA driver (libcuda.so.1) cannot be loaded";
-#define CU_SYM(field, name) \
-    if (!(*(void **)&cu.field = dlsym(lib, name))) return "the CUDA driver lacks " name
-    CU_SYM(init, "cuInit");
-    CU_SYM(count, "cuDeviceGetCount");
-    CU_SYM(retain, "cuDevicePrimaryCtxRetain");
-    CU_SYM(set_current, "cuCtxSetCurrent");
-    CU_SYM(alloc, "cuMemAlloc_v2");
-    CU_SYM(release, "cuMemFree_v2");
-    CU_SYM(htod, "cuMemcpyHtoD_v2");
-    CU_SYM(dtoh, "cuMemcpyDtoH_v2");
-#undef CU_SYM
+    const struct cuda_symbol syms[] = {
+        {(void **)&cu.init, "cuInit"},
+        {(void **)&cu.count, "cuDeviceGetCount"},
+        {(void **)&cu.retain, "cuDevicePrimaryCtxRetain"},
+        {(void **)&cu.set_current, "cuCtxSetCurrent"},
+        {(void **)&cu.alloc, "cuMemAlloc_v2"},
+        {(void **)&cu.release, "cuMemFree_v2"},
+        {(void **)&cu.htod, "cuMemcpyHtoD_v2"},
+        {(void **)&cu.dtoh, "cuMemcpyDtoH_v2"},
+    };
+    const char *why = cuda_load(syms, sizeof syms / sizeof syms[0], NULL);
+    if (why)
+        return why;
     int n = 0;
     if (cu.init(0) != 0 || cu.count(&n) != 0 || n <= 0)
         return "the driver reports no device";

@@ -12,11 +12,12 @@
  * both with pinned (cuMemAllocHost) and ordinary malloc'ed memory. Exit 1
  * with "no CUDA device: why" when there is no driver or GPU. */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "cuda_load.h"
 
 typedef int cu_result;
 typedef unsigned long long cu_ptr;
@@ -36,13 +37,7 @@ static struct {
 
 static int open_driver(void)
 {
-    const char *path = getenv("BENCH_CUDA_LIBRARY");
-    void *lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW);
-    if (!lib) {
-        printf("no CUDA device: the driver cannot be loaded\n");
-        return -1;
-    }
-    struct { void **slot; const char *name; } syms[] = {
+    const struct cuda_symbol syms[] = {
         {(void **)&cu.init, "cuInit"},
         {(void **)&cu.count, "cuDeviceGetCount"},
         {(void **)&cu.retain, "cuDevicePrimaryCtxRetain"},
@@ -54,11 +49,11 @@ static int open_driver(void)
         {(void **)&cu.dtoh, "cuMemcpyDtoH_v2"},
         {(void **)&cu.sync, "cuCtxSynchronize"},
     };
-    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; ++i)
-        if (!(*syms[i].slot = dlsym(lib, syms[i].name))) {
-            printf("no CUDA device: the driver lacks %s\n", syms[i].name);
-            return -1;
-        }
+    const char *why = cuda_load(syms, sizeof syms / sizeof syms[0], NULL);
+    if (why) {
+        printf("no CUDA device: %s\n", why);
+        return -1;
+    }
     int n = 0;
     void *ctx = NULL;
     if (cu.init(0) || cu.count(&n) || n <= 0 || cu.retain(&ctx, 0) || cu.set_current(ctx)) {

@@ -26,7 +26,6 @@
  * device: why" without a driver or GPU. The driver is dlopen'ed
  * (BENCH_CUDA_LIBRARY, default libcuda.so.1). */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -37,6 +36,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "cuda_load.h"
 
 typedef int cu_result;
 typedef unsigned long long cu_ptr;
@@ -77,13 +78,7 @@ struct shared {
 
 static int open_driver(void)
 {
-    const char *path = getenv("BENCH_CUDA_LIBRARY");
-    void *lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW);
-    if (!lib) {
-        printf("no CUDA device: the driver cannot be loaded\n");
-        return -1;
-    }
-    struct { void **slot; const char *name; } syms[] = {
+    const struct cuda_symbol syms[] = {
         {(void **)&cu.init, "cuInit"},
         {(void **)&cu.count, "cuDeviceGetCount"},
         {(void **)&cu.device_get, "cuDeviceGet"},
@@ -102,11 +97,12 @@ static int open_driver(void)
         {(void **)&cu.ipc_get, "cuIpcGetMemHandle"},
         {(void **)&cu.ipc_open, "cuIpcOpenMemHandle_v2"},
     };
-    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; ++i)
-        if (!(*syms[i].slot = dlsym(lib, syms[i].name))) {
-            printf("no CUDA device: the driver lacks %s\n", syms[i].name);
-            return -1;
-        }
+    void *lib = NULL;
+    const char *why = cuda_load(syms, sizeof syms / sizeof syms[0], &lib);
+    if (why) {
+        printf("no CUDA device: %s\n", why);
+        return -1;
+    }
     /* Needed only for -s other than auto. */
     cu.set_flags = (cu_result(*)(int, unsigned))dlsym(lib, "cuDevicePrimaryCtxSetFlags_v2");
     return 0;
