@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuda_load.h"
+#include "gpu_common.h"
 
 static void usage(const char *program, const bench_defaults *d)
 {

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cuda_load.h"
+#include "gpu_common.h"
 
 typedef int cu_result;
 typedef unsigned long long cu_ptr;
@@ -63,19 +63,6 @@ static int open_driver(void)
     return 0;
 }
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 enum kind { DTOD, HTOD, DTOH };
 
 static cu_result copy(enum kind k, cu_ptr d0, cu_ptr d1, void *h, size_t n)
@@ -92,19 +79,19 @@ static double measure(enum kind k, cu_ptr d0, cu_ptr d1, void *h, size_t n)
 {
     long iters = 1;
     for (;;) {  /* find a batch length */
-        double t = now();
+        double t = now_seconds();
         for (long i = 0; i < iters; ++i)
             if (copy(k, d0, d1, h, n)) return -1;
         cu.sync();
-        if (now() - t > 0.02 || iters > (1L << 20)) break;
+        if (now_seconds() - t > 0.02 || iters > (1L << 20)) break;
         iters *= 2;
     }
     double rate[5];
     for (int r = 0; r < 5; ++r) {
-        double t = now();
+        double t = now_seconds();
         for (long i = 0; i < iters; ++i) copy(k, d0, d1, h, n);
         cu.sync();
-        rate[r] = (double)n * iters / (now() - t) / 1e6;
+        rate[r] = (double)n * iters / (now_seconds() - t) / 1e6;
     }
     qsort(rate, 5, sizeof rate[0], by_value);
     return rate[2];

@@ -37,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuda_load.h"
+#include "gpu_common.h"
 
 typedef int cu_result;
 typedef unsigned long long cu_ptr;
@@ -106,19 +106,6 @@ static int open_driver(void)
     /* Needed only for -s other than auto. */
     cu.set_flags = (cu_result(*)(int, unsigned))dlsym(lib, "cuDevicePrimaryCtxSetFlags_v2");
     return 0;
-}
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 enum copy_kind { C_NONE, C_DTOH, C_HTOD, C_DTOD, C_IPC };
@@ -220,7 +207,7 @@ static int run(struct shared *s, int me)
     double *per_turn = calloc((size_t)samples, sizeof *per_turn);
     int do_copy = me == 0 || !opt.only0;
     for (int i = -warm / batch; i < samples; ++i) {
-        double t0 = now();
+        double t0 = now_seconds();
         for (int r = 0; r < batch; ++r) {
             wait_turn(s, me);
             if (atomic_load(&s->turn) == -1) return atomic_load(&s->failed);
@@ -232,7 +219,7 @@ static int run(struct shared *s, int me)
             }
             atomic_store_explicit(&s->turn, 1 - me, memory_order_release);
         }
-        if (i >= 0) per_turn[i] = (now() - t0) / (2.0 * batch) * 1e6;
+        if (i >= 0) per_turn[i] = (now_seconds() - t0) / (2.0 * batch) * 1e6;
     }
     if (me == 0) {
         wait_turn(s, 0);

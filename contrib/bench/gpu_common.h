@@ -1,14 +1,16 @@
-/* The CUDA driver for the benchmarks: dlopen'ed at run time, never linked
- * (BENCH_CUDA_LIBRARY, default libcuda.so.1), so every program builds with
- * any MPI's mpicc and without CUDA. Header-only: gpu_copy_bw and
- * gpu_pingpong are self-contained programs. */
-#ifndef AXON_BENCH_CUDA_LOAD_H
-#define AXON_BENCH_CUDA_LOAD_H
+/* For the benchmarks' GPU side. The CUDA driver is dlopen'ed at run time,
+ * never linked (BENCH_CUDA_LIBRARY, default libcuda.so.1), so every program
+ * builds with any MPI's mpicc and without CUDA. Also the clock and the sort
+ * order of gpu_copy_bw and gpu_pingpong, which are self-contained programs
+ * (no bench_common). Header-only. */
+#ifndef AXON_BENCH_GPU_COMMON_H
+#define AXON_BENCH_GPU_COMMON_H
 
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 struct cuda_symbol {
     void **slot;       /* where the entry point goes */
@@ -18,7 +20,7 @@ struct cuda_symbol {
 /* Loads the driver and resolves every symbol. Returns NULL, or why not
  * (for "no CUDA device: <why>"). The library stays loaded for good; *lib
  * (when not NULL) gets its handle for optional symbols. */
-static const char *cuda_load(const struct cuda_symbol *syms, size_t n, void **lib)
+static inline const char *cuda_load(const struct cuda_symbol *syms, size_t n, void **lib)
 {
     static char why[160];
     const char *path = getenv("BENCH_CUDA_LIBRARY");
@@ -31,6 +33,20 @@ static const char *cuda_load(const struct cuda_symbol *syms, size_t n, void **li
         }
     if (lib) *lib = handle;
     return NULL;
+}
+
+static inline double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+/* qsort order of doubles, ascending. */
+static inline int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
 }
 
 #endif
