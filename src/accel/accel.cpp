@@ -222,12 +222,8 @@ bool ensure_stream() {
   return cu.cuStreamCreate(&stream, CU_STREAM_DEFAULT) == CUDA_SUCCESS;
 }
 
-// A copy complete on return. cuMemcpy is not enough: between two device
-// buffers it returns before the copy ends, and from pageable memory before
-// the data lands; a receiver that answers FIN early lets the sender reuse
-// a buffer that is still being read. So: the copy on accel's stream (which
-// also starts after the application's legacy-stream work), then a wait.
-// Caller holds `lock` with a current context.
+// Waits for everything queued on accel's stream, as AXON_ACCEL_COPY_WAIT
+// says. Caller holds `lock`; the stream exists.
 CUresult wait_for_stream() {
   if (!wait_by_event) return cu.cuStreamSynchronize(stream);
   CUevent e = nullptr;
@@ -250,6 +246,12 @@ CUresult wait_for_stream() {
   return rc;
 }
 
+// A copy complete on return. cuMemcpy is not enough: between two device
+// buffers it returns before the copy ends, and from pageable memory before
+// the data lands; a receiver that answers FIN early lets the sender reuse
+// a buffer that is still being read. So: the copy on accel's stream (which
+// also starts after the application's legacy-stream work), then a wait.
+// Caller holds `lock` with a current context.
 CUresult copy_and_wait(CUdeviceptr dst, CUdeviceptr src, size_t len) {
   if (!ensure_stream()) return cu.cuMemcpy(dst, src, len);
   CUresult rc = cu.cuMemcpyAsync(dst, src, len, stream);

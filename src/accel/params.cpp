@@ -19,7 +19,7 @@ SizeParam chunk_param{"AXON_ACCEL_STAGING_CHUNK", 256 * 1024,
                       "Chunk of the pipelined copy between device memory and pinned host memory when a "
                       "device message is staged"};
 StringParam copy_wait_param{"AXON_ACCEL_COPY_WAIT", "sync",
-                            "How a copy between device and host memory is waited for before its data is used: "
+                            "How Axon waits for each of its copies of device memory before it uses the data: "
                             "sync (cuStreamSynchronize) or event (an event recorded after the copy and polled; "
                             "the waiter yields its core after a short spin)"};
 SizeParam bounce_param{"AXON_ACCEL_BOUNCE_LIMIT", 1024 * 1024,
