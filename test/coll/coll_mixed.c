@@ -181,9 +181,11 @@ int main(int argc, char **argv)
             t_allgather(blocks[k], ip);
             t_alltoall(blocks[k], ip);
         }
-    /* 16 KiB / (n - 1): the largest step every reader reduces itself. */
+    /* 16 KiB / (n - 1): the largest step every reader reduces itself;
+     * 128 KiB / (n - 1) when the node is oversubscribed. */
     long one = 16384 / 4 / (size > 1 ? size - 1 : 1);
-    long counts[] = {1, 11, 12, 13, one - 1, one, one + 1, 70000};
+    long one_over = 131072 / 4 / (size > 1 ? size - 1 : 1);
+    long counts[] = {1, 11, 12, 13, one - 1, one, one + 1, one_over, one_over + 1, 70000};
     for (size_t k = 0; k < sizeof counts / sizeof counts[0] - (size_t)small_slots; ++k) {
         t_reduce(counts[k], -1, 0);
         t_reduce(counts[k], size - 1, 0);
