@@ -41,6 +41,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -70,14 +71,21 @@ IntParam node_size_param{"AXON_COLL_NODE_SIZE", 0,
 // synchronisation); larger ones piecewise (two). Measured: docs/collectives.md.
 constexpr size_t kSmallReduce = 16384;
 // When ranks outnumber cores a synchronisation costs a hand-off of the CPU
-// (about 5 us), worth far more reduction work than on a core of one's own:
-// every reader reduces steps up to 128 KiB of operands itself. 4 ranks on 2
-// cores, allreduce 8 / 16 / 32 KiB: 15.7 / 17.8 / 20.3 -> 11.0 / 14.0 / 17.0 us,
-// reduce 32 KiB 11.4 -> 5.2 us; 3 ranks 16-64 KiB 13-26 % less; 8 ranks
-// 2-16 KiB 23-42 % less (docs/performance.md). Every rank of a node takes
-// the same value (the node's oversubscription), so all take the same path.
+// (about 5 us), worth far more reduction work than on a core of one's own.
+// So an allreduce's readers each reduce steps up to 128 KiB of operands
+// themselves (4 ranks on 2 cores, 8 / 16 / 32 KiB: 15.7 / 17.8 / 20.3 ->
+// 11.0 / 14.0 / 17.0 us; 3 ranks 16-64 KiB 13-26 % less; 8 ranks 2-16 KiB
+// 23-42 % less), and a reduce's root always reduces every step alone: its
+// non-roots copy their operands in and go on, with no second wait (4 ranks,
+// 32 KiB - 1 MiB: 2.0-2.2x faster; 3 ranks 64 KiB - 4 MiB and 8 ranks
+// 64 KiB - 4 MiB: the same or faster at every size; docs/performance.md).
+// Every rank of a node sees the same oversubscription, so all take the
+// same path.
 constexpr size_t kSmallReduceOversubscribed = 128 * 1024;
-size_t small_reduce_limit() { return rte::job().oversubscribed ? kSmallReduceOversubscribed : kSmallReduce; }
+size_t small_reduce_limit(bool one_reader) {
+  if (!rte::job().oversubscribed) return kSmallReduce;
+  return one_reader ? SIZE_MAX : kSmallReduceOversubscribed;
+}
 // Point-to-point tag of the leader phase on the communicator's collective
 // context (basic.cpp uses 1..5; user schedules 16 and up).
 constexpr int kTagHier = 6;
@@ -548,7 +556,7 @@ int node_reduce(Seg& g, const void* in, void* out, MPI_Count count, const Dataty
   // The common small call, a contiguous operand that takes one step which
   // every reader reduces itself: what the loop below does for it, without
   // its bookkeeping (same places, so ranks on either path meet).
-  if (type->contiguous && total <= g.chunk && total * static_cast<size_t>(g.n - 1) <= small_reduce_limit()) {
+  if (type->contiguous && total <= g.chunk && total * static_cast<size_t>(g.n - 1) <= small_reduce_limit(root >= 0)) {
     uint64_t s = ++g.ns.seq;
     Flag* f = g.arrive(s);
     // Operands that fit the flag line travel in it; those that fit a
@@ -606,7 +614,7 @@ int node_reduce(Seg& g, const void* in, void* out, MPI_Count count, const Dataty
     // Tiny spans travel inside the arrival flag's cache line.
     bool inl = span <= kInline;
     // Every reader reduces all operands itself for small steps.
-    bool every_reader = span * static_cast<size_t>(g.n - 1) <= small_reduce_limit();
+    bool every_reader = span * static_cast<size_t>(g.n - 1) <= small_reduce_limit(root >= 0);
     // Nobody but the root reads the root's operand then: with a separate
     // receive buffer it stays in the user's send buffer, uncopied.
     const uint8_t* mine = static_cast<const uint8_t*>(in) + c0 * ext + tlb;
