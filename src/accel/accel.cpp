@@ -222,17 +222,25 @@ bool ensure_stream() {
   return cu.cuStreamCreate(&stream, CU_STREAM_DEFAULT) == CUDA_SUCCESS;
 }
 
+// An event from the free list, else a new one (timing off); nullptr when
+// the driver has none to give. Caller holds `lock`; give it back with
+// free_events.push_back once waited for.
+CUevent take_event() {
+  if (!free_events.empty()) {
+    CUevent e = free_events.back();
+    free_events.pop_back();
+    return e;
+  }
+  CUevent e = nullptr;
+  return cu.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS ? e : nullptr;
+}
+
 // Waits for everything queued on accel's stream, as AXON_ACCEL_COPY_WAIT
 // says. Caller holds `lock`; the stream exists.
 CUresult wait_for_stream() {
   if (!wait_by_event) return cu.cuStreamSynchronize(stream);
-  CUevent e = nullptr;
-  if (!free_events.empty()) {
-    e = free_events.back();
-    free_events.pop_back();
-  } else if (cu.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
-    return cu.cuStreamSynchronize(stream);
-  }
+  CUevent e = take_event();
+  if (!e) return cu.cuStreamSynchronize(stream);
   CUresult rc = cu.cuEventRecord(e, stream);
   if (rc == CUDA_SUCCESS) {
     // A short spin covers a copy's few microseconds; past it, give the core
@@ -334,14 +342,8 @@ int copy_async(void* dst, const void* src, size_t len, Event* done) {
     log::error("accel: cuMemcpyAsync of %zu bytes failed: %s", len, error_name(rc));
     return -1;
   }
-  CUevent e = nullptr;
-  if (!free_events.empty()) {
-    e = free_events.back();
-    free_events.pop_back();
-  } else if (cu.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
-    // No event: wait for the copy now.
-    return cu.cuStreamSynchronize(stream) == CUDA_SUCCESS ? 0 : -1;
-  }
+  CUevent e = take_event();
+  if (!e) return cu.cuStreamSynchronize(stream) == CUDA_SUCCESS ? 0 : -1;  // no event: wait for the copy now
   if (cu.cuEventRecord(e, stream) != CUDA_SUCCESS) {
     free_events.push_back(e);
     return cu.cuStreamSynchronize(stream) == CUDA_SUCCESS ? 0 : -1;
