@@ -2,6 +2,8 @@
 // messages to each peer.
 #include "btl/btl.h"
 
+#include <sched.h>
+
 #include <cstring>
 #include <sstream>
 #include <string>
@@ -163,6 +165,18 @@ int progress() {
   int n = 0;
   for (auto& t : transports) n += t->progress();
   return n;
+}
+
+int32_t publish_cpu() {
+  int cpu = sched_getcpu();
+  int32_t mine = cpu < 0 ? 0 : cpu + 1;
+  for (auto& t : transports) t->publish_cpu(mine);
+  return mine;
+}
+
+int32_t peer_cpu(int world_rank) {
+  Transport* t = route(world_rank);
+  return t ? t->peer_cpu(world_rank) : 0;
 }
 
 }  // namespace axon::btl

@@ -103,6 +103,29 @@ int bcast(void* buf, MPI_Count count, const Datatype* type, int root, pml::Conte
   return err;
 }
 
+// Flat broadcast: the root sends to every other rank (eager messages: it
+// returns at once), each receives from the root. With more ranks than
+// cores nobody waits for a forwarder that may be descheduled behind the
+// root on the root's core: a rank on another core gets the data as soon
+// as the root has run. docs/collectives.md ("Oversubscribed").
+int bcast_flat(void* buf, MPI_Count count, const Datatype* type, int root, pml::Context* ctx) {
+  int size = ctx->size();
+  if (size == 1 || count == 0) return MPI_SUCCESS;
+  if (ctx->rank != root) {
+    pml::Request r;
+    int err = pml::recv(buf, count, type, root, kTagBcast, ctx, &r);
+    if (err == MPI_SUCCESS && r.bytes != static_cast<size_t>(count) * type->size) err = MPI_ERR_OTHER;
+    return err;
+  }
+  int err = MPI_SUCCESS;
+  // Nearest ranks first (the next rank often runs on the next core).
+  for (int i = 1; i < size; ++i) {
+    int rc = pml::send(buf, count, type, (root + i) % size, kTagBcast, ctx, pml::SendMode::Standard);
+    if (err == MPI_SUCCESS) err = rc;
+  }
+  return err;
+}
+
 namespace {
 
 // Binomial reduction towards rank 0. Rank r combines contributions of ranks
@@ -171,11 +194,22 @@ int reduce_flat(const void* sendbuf, void* recvbuf, MPI_Count count, const Datat
   auto operand = [&](int i) { return all + static_cast<size_t>(i) * bytes; };
   // After an error (a mismatched count) keep receiving, so that no message
   // is left behind; report the first error.
+  // Operands of ranks on the root's own CPU first: they can only come
+  // once the root yields, while ranks on other CPUs are most likely
+  // running and sending meanwhile (a wait for them alone polls instead of
+  // yielding; pml.h, shares_my_cpu). Any order gives the same result: each
+  // operand has its own slot.
+  uint64_t first = 0;  // ranks below 64 that share the root's CPU
+  for (int i = 0; i < size && i < 64; ++i)
+    if (i != root && pml::shares_my_cpu(ctx, i)) first |= uint64_t{1} << i;
   int err = MPI_SUCCESS;
-  for (int i = 0; i < size; ++i) {
-    if (i == root) continue;
-    int rc = recv_bytes(operand(i), bytes, i, kTagReduce, ctx);
-    if (err == MPI_SUCCESS) err = rc;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int i = 0; i < size; ++i) {
+      bool early = i < 64 && (first >> i & 1);
+      if (i == root || early != (pass == 0)) continue;
+      int rc = recv_bytes(operand(i), bytes, i, kTagReduce, ctx);
+      if (err == MPI_SUCCESS) err = rc;
+    }
   }
   if (err != MPI_SUCCESS) return err;
   // acc = x_{n-1}; acc = x_i op acc for i = n-2 .. 0 (operand order kept).

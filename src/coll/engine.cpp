@@ -90,22 +90,44 @@ IntParam flat_reduce_param{"AXON_COLL_REDUCE_FLAT", -1,
                            "bytes, algorithm not forced): every rank sends its operand straight to the root. 1 = "
                            "always, 0 = never (binomial tree), -1 = when the node is oversubscribed and the "
                            "communicator has at most 8 ranks."};
+IntParam flat_bcast_param{"AXON_COLL_BCAST_FLAT", -1,
+                          "Small blocking MPI_Bcast (the direct path: predefined contiguous types, at most 2048 "
+                          "bytes, algorithm not forced): the root sends straight to every rank. 1 = always, 0 = "
+                          "never (binomial tree), -1 = when the node is oversubscribed and the communicator has "
+                          "at most 8 ranks."};
 
-// Whether a direct reduce goes flat (the same on every rank: the size, the
-// node's oversubscription and the parameter are shared). Measured at 4
-// ranks on 2 cores, 4 B - 2 KiB: never slower than the binomial tree, and
-// its slow runs (other load on the machine) about half the tree's
-// (docs/collectives.md, "Oversubscribed").
-bool flat_reduce(const CommState* st) {
-  int64_t mode = flat_reduce_param.get();
+// Whether a direct reduce or bcast goes flat. Measured at 4 ranks on 2
+// cores (docs/collectives.md, "Oversubscribed"): reduce 4 B - 8 KiB never
+// slower than the binomial tree, and its slow runs (other load on the
+// machine) about half the tree's; bcast 4 - 2048 B 20-50 % faster, since no
+// rank waits for a forwarder descheduled behind the root on the root's core.
+// Every rank must decide alike: the automatic choice is taken on one-node
+// communicators only, whose ranks share the node's oversubscription (the
+// topology is known: run() computes it before the direct path, and the
+// shortcuts run only what run() chose before).
+bool flat_direct(const IntParam& param, const CommState* st) {
+  int64_t mode = param.get();
   if (mode >= 0) return mode > 0;
-  return rte::job().oversubscribed && st->coll->size() <= 8;
+  return rte::job().oversubscribed && st->coll->size() <= 8 && st->node && st->node->topo.known &&
+         st->node->topo.nodes == 1;
+}
+bool flat_reduce(const CommState* st) { return flat_direct(flat_reduce_param, st); }
+bool flat_bcast(const CommState* st) { return flat_direct(flat_bcast_param, st); }
+
+// The largest message the direct path takes for `kind`: kDirectLimit, or,
+// for the flat versions, up to the node's eager limit (at most kFlatLimit),
+// where the senders still leave at once.
+constexpr size_t kFlatLimit = 16 * 1024;
+size_t direct_limit(const CommState* st, Kind kind) {
+  if ((kind == Kind::reduce && flat_reduce(st)) || (kind == Kind::bcast && flat_bcast(st)))
+    return std::max(kDirectLimit, std::min(kFlatLimit, pml::node_eager_limit()));
+  return kDirectLimit;
 }
 
 // Whether a bcast / reduce / allreduce of `bytes` of `type` is small and
 // simple enough for the direct basic versions.
-bool direct_fits(const Datatype* type, size_t bytes) {
-  return type->predefined && type->contiguous && bytes <= kDirectLimit;
+bool direct_fits(const CommState* st, Kind kind, const Datatype* type, size_t bytes) {
+  return type->predefined && type->contiguous && bytes <= direct_limit(st, kind);
 }
 
 // The direct basic version of a barrier, bcast (`buf`), reduce or
@@ -116,7 +138,7 @@ int run_direct(CommState* st, Kind kind, const void* send, void* buf, MPI_Count 
     case Kind::barrier:
       return barrier(st->coll);
     case Kind::bcast:
-      return bcast(buf, count, type, root, st->coll);
+      return flat_bcast(st) ? bcast_flat(buf, count, type, root, st->coll) : bcast(buf, count, type, root, st->coll);
     case Kind::reduce:
       return flat_reduce(st) ? reduce_flat(send, buf, count, type, op, root, st->coll)
                              : reduce(send, buf, count, type, op, root, st->coll);
@@ -137,12 +159,15 @@ bool direct(CommState* st, const Args& a, bool forced, int* rc) {
     default:
       return false;
   }
-  if (a.kind != Kind::barrier && !direct_fits(a.recvtype, payload_bytes(a.recvcount, a.recvtype))) return false;
+  if (a.kind != Kind::barrier && !direct_fits(st, a.kind, a.recvtype, payload_bytes(a.recvcount, a.recvtype)))
+    return false;
   if (forced) return false;
   if (explain() && st->coll->rank == 0)
     std::fprintf(stderr, "axon coll: %s on %d ranks, %zu bytes: direct (blocking basic version%s): small message\n",
                  kind_name(a.kind), st->coll->size(), payload_bytes(a.recvcount, a.recvtype),
-                 a.kind == Kind::reduce && flat_reduce(st) ? ", flat: every rank sends to the root" : "");
+                 a.kind == Kind::reduce && flat_reduce(st)                          ? ", flat: every rank sends to the root"
+                 : a.kind == Kind::bcast && flat_bcast(st) ? ", flat: the root sends to every rank"
+                                                                              : "");
   *rc = run_direct(st, a.kind, a.in_place ? nullptr : a.sendbuf, a.recvbuf, a.recvcount, a.recvtype, a.op, a.root);
   return true;
 }
@@ -210,7 +235,8 @@ bool bcast_shortcut(CommState* st, void* buf, MPI_Count count, const Datatype* t
   const Algorithm* alg = remembered_call(st, Kind::bcast, count, type, nullptr);
   if (!alg) return false;
   if (alg->level == Algorithm::Level::shm) return node_bcast_now(st, buf, count, type, root, rc);
-  if (alg->level != Algorithm::Level::pt2pt || !direct_fits(type, payload_bytes(count, type))) return false;
+  if (alg->level != Algorithm::Level::pt2pt || !direct_fits(st, Kind::bcast, type, payload_bytes(count, type)))
+    return false;
   *rc = run_direct(st, Kind::bcast, nullptr, buf, count, type, nullptr, root);
   return true;
 }
@@ -221,7 +247,7 @@ bool reduction_shortcut(CommState* st, Kind kind, const void* send, void* out, M
   if (!alg) return false;
   if (alg->level == Algorithm::Level::shm)
     return node_reduce_now(st, send ? send : out, out, count, type, op, kind == Kind::reduce ? root : -1, rc);
-  if (alg->level != Algorithm::Level::pt2pt || !direct_fits(type, payload_bytes(count, type))) return false;
+  if (alg->level != Algorithm::Level::pt2pt || !direct_fits(st, kind, type, payload_bytes(count, type))) return false;
   *rc = run_direct(st, kind, send, out, count, type, op, root);
   return true;
 }

@@ -137,6 +137,11 @@ bool build_inter(Schedule& s, const Args& a, CommState* st);
 int reduce_flat(const void* sendbuf, void* recvbuf, MPI_Count count, const Datatype* type, const Op* op, int root,
                 pml::Context* ctx);
 
+// Blocking bcast of a small predefined contiguous type sent by the root
+// straight to every other rank (src/coll/basic.cpp): the direct path's
+// choice on an oversubscribed node. Same arguments as coll::bcast.
+int bcast_flat(void* buf, MPI_Count count, const Datatype* type, int root, pml::Context* ctx);
+
 // ---- builders (src/coll/algo_*.cpp) ---------------------------------------------
 void barrier_dissemination(Build& b);
 void bcast_binomial(Build& b);

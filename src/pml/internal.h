@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "btl/btl.h"
+#include "pml/payload.h"
 #include "pml/pml.h"
 #include "pml/wire.h"
 
@@ -25,7 +26,7 @@ struct Message {
   bool readable = true;           // rendezvous: the sender exposed its data for get()
   uint64_t segment = 0;           // rendezvous: exposed in segments of this size (kRtsSegmented)
   uint64_t key1 = 0;              // ... and segment 1's key
-  std::vector<uint8_t> payload;   // eager: the data
+  Payload payload;                // eager: the data
   // kAmRtsDevice with an IPC handle of the sender's GPU buffer (out of line:
   // host messages pay only for a null pointer).
   std::shared_ptr<const accel::IpcHandle> ipc;

@@ -142,7 +142,7 @@ void match_or_keep(MatchQueues* q, int src_world, int am_id, const MatchHeader& 
     }
   }
   auto* kept = new Message(std::move(m));
-  if (am_id != kAmRts && am_id != kAmRtsDevice) kept->payload.assign(payload, payload + payload_len);
+  if (am_id != kAmRts && am_id != kAmRtsDevice) kept->payload.assign(payload, payload_len);
   q->unexpected.push_back(kept);
   unexpected_messages.add();
 }
@@ -164,7 +164,7 @@ void on_match_message(int am_id, int src_world, const void* msg, size_t len) {
     m->header = h;
     m->source_world = src_world;
     m->am_id = am_id;
-    m->payload.assign(rest, rest + rest_len);
+    m->payload.assign(rest, rest_len);
     q->out_of_order.push_back(m);
     return;
   }

@@ -1,12 +1,17 @@
 // Requests, progress and waiting, and the PML's public operations.
+#include <sched.h>
+
 #include <cstdlib>
 #include <algorithm>
 #include <mutex>
 
 #include "accel/accel.h"
+#include "base/clock.h"
+#include "base/counter.h"
 #include "base/log.h"
 #include "base/param.h"
 #include "base/status.h"
+#include "btl/btl.h"
 #include "pml/internal.h"
 #include "rte/rte.h"
 
@@ -20,7 +25,25 @@ IntParam spin_param{"AXON_WAIT_SPIN", -1,
                     "Polling rounds a waiting rank spins before it starts yielding its core "
                     "(-1: 2000, or 0 when local ranks outnumber cores)"};
 
+// Oversubscribed, a rank waiting for one peer that last ran on another CPU
+// polls instead of yielding: that peer is most likely running and answers
+// within microseconds, while a yield hands this CPU to a local rank that
+// may have nothing to do yet, and costs a context switch each way (about
+// 5 us here, docs/collectives.md "Oversubscribed"). A wait for a peer on
+// this very CPU yields at once: that peer cannot run until this one stops.
+IntParam peer_spin_param{"AXON_WAIT_PEER_SPIN_US", 10,
+                         "Oversubscribed: microseconds a rank waiting for one local peer polls (instead of "
+                         "yielding its core) while that peer last ran on another CPU; 0 = always yield"};
+
+Counter wait_yields{"axon_pml_wait_yields", Counter::Class::Counter,
+                    "Times a rank waiting for a send or a receive from one peer gave its core away "
+                    "(sched_yield; ranks outnumber cores)"};
+Counter wait_peer_polls{"axon_pml_wait_peer_polls", Counter::Class::Counter,
+                        "Times such a wait polled instead, for a peer that last ran on another CPU "
+                        "(AXON_WAIT_PEER_SPIN_US)"};
+
 int spin = 2000;
+uint64_t peer_spin_ns = 0;
 std::vector<Request*> request_pool;
 std::vector<ProgressHook> hooks;
 
@@ -87,6 +110,13 @@ void complete_proc_null(Request* r) {
 
 int spin_rounds() { return spin; }
 
+bool shares_my_cpu(const Context* ctx, int peer) {
+  if (peer < 0 || peer >= ctx->size()) return false;
+  int32_t theirs = btl::peer_cpu(ctx->world_of[static_cast<size_t>(peer)]);
+  int cpu = sched_getcpu();
+  return theirs != 0 && theirs == cpu + 1;
+}
+
 namespace detail {
 std::recursive_mutex big_lock;
 std::atomic<int> threaded{0};
@@ -115,6 +145,8 @@ int init() {
   btl::register_handler(kAmCancelReply, on_cancel_reply);
   int64_t s = spin_param.get();
   spin = s >= 0 ? static_cast<int>(s) : (rte::job().oversubscribed ? 0 : 2000);
+  // Only where waits yield at once (spinning ranks poll anyway).
+  peer_spin_ns = spin == 0 ? static_cast<uint64_t>(std::max<int64_t>(peer_spin_param.get(), 0)) * 1000 : 0;
   return 0;
 }
 
@@ -203,8 +235,51 @@ void remove_progress_hook(ProgressHook hook) {
   std::erase(hooks, hook);
 }
 
+namespace {
+
+// The world rank a send or a receive from one source waits for; -1 for
+// anything else (any source, generalized and collective requests).
+int awaited_peer(const Request* r) {
+  if (r->kind != Request::Kind::Send && r->kind != Request::Kind::Recv) return -1;
+  if (r->peer < 0 || !r->ctx || r->peer >= r->ctx->size()) return -1;
+  return r->ctx->world_of[static_cast<size_t>(r->peer)];
+}
+
+// wait_until for one peer when waits do not spin (see peer_spin_param).
+void wait_for_peer(Request* r, int peer) {
+  int32_t mine = peer_spin_ns ? btl::publish_cpu() : 0;
+  uint64_t poll_until = 0;  // end of the current polling stretch (0: none)
+  while (!r->complete.load(std::memory_order_acquire)) {
+    if (progress() > 0) continue;
+    int32_t theirs = peer_spin_ns ? btl::peer_cpu(peer) : 0;
+    if (mine != 0 && theirs != 0 && theirs != mine) {
+      uint64_t now = now_ns();
+      if (poll_until == 0) {
+        poll_until = now + peer_spin_ns;
+        wait_peer_polls.add();
+      }
+      if (now < poll_until) {
+        cpu_relax();
+        continue;
+      }
+    }
+    wait_yields.add();
+    sched_yield();
+    if (mine != 0) mine = btl::publish_cpu();  // the scheduler may have moved this rank
+    poll_until = 0;
+  }
+}
+
+}  // namespace
+
 void wait(Request* r) {
   if (r->complete.load(std::memory_order_acquire)) return;
+  if (spin == 0) {
+    if (int peer = awaited_peer(r); peer >= 0) {
+      wait_for_peer(r, peer);
+      return;
+    }
+  }
   wait_until([r] { return r->complete.load(std::memory_order_acquire); });
 }
 

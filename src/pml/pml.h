@@ -206,6 +206,12 @@ class Guard {
 // Whether waits spin before yielding (false when ranks outnumber cores).
 int spin_rounds();
 
+// Whether communicator rank `peer` of `ctx` last ran on the CPU this process
+// runs on now (local peers only; false when not known). Oversubscribed, a
+// rank that waits for several peers takes those first: they cannot run
+// until it yields, while the others are likely running already.
+bool shares_my_cpu(const Context* ctx, int peer);
+
 }  // namespace axon::pml
 
 #include "base/backoff.h"

@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "../mpi/check.h"
-#include "counters.h"
+#include "../mpi/counters.h"
 #include "device.h"
 
 enum mode { M_KERNELS, M_SHADOW, M_HOST };

@@ -12,7 +12,7 @@
 #include <mpi.h>
 
 #include "../mpi/check.h"
-#include "counters.h"
+#include "../mpi/counters.h"
 #include "device.h"
 
 static const size_t sizes[] = {0, 1, 8, 1000, 8192, 8193, 65536, 262149, 1 << 20, (3 << 20) + 7, 8 << 20};

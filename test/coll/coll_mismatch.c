@@ -4,7 +4,9 @@
  * collectives after it must still work). MPICH passes this test; Open MPI
  * 4.1 does not detect the short message of case (a). Without arguments the
  * node-level algorithms are off (the small calls take the direct
- * point-to-point trees); `coll_mismatch shm` forces the shared-memory bcast,
+ * point-to-point versions: flat on an oversubscribed node, binomial trees
+ * otherwise); `coll_mismatch flat` and `coll_mismatch tree` force one or
+ * the other; `coll_mismatch shm` forces the shared-memory bcast,
  * which detects a count mismatch when both counts take the same number of
  * segment steps (see docs/collectives.md). */
 #include "../mpi/check.h"
@@ -12,8 +14,16 @@
 int main(int argc, char **argv)
 {
     /* argv[1] "shm": the node-level bcast (forced) instead of the direct tree */
-    if (argc > 1 && !strcmp(argv[1], "shm")) setenv("AXON_COLL_BCAST_ALGORITHM", "shm", 1);
-    else setenv("AXON_COLL_NODE_LEVEL", "0", 1);
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (!strcmp(mode, "shm")) {
+        setenv("AXON_COLL_BCAST_ALGORITHM", "shm", 1);
+    } else {
+        setenv("AXON_COLL_NODE_LEVEL", "0", 1);
+        if (!strcmp(mode, "flat") || !strcmp(mode, "tree")) {
+            setenv("AXON_COLL_BCAST_FLAT", strcmp(mode, "flat") ? "0" : "1", 1);
+            setenv("AXON_COLL_REDUCE_FLAT", strcmp(mode, "flat") ? "0" : "1", 1);
+        }
+    }
     int rank, size;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

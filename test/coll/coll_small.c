@@ -1,9 +1,12 @@
-/* Small blocking reduce on the paths that let non-roots run calls ahead:
+/* Small blocking reduce and bcast on the paths that let ranks run calls
+ * ahead:
  *
- *   coll_small flat   the direct flat reduce (every rank sends to the root;
- *                     AXON_COLL_REDUCE_FLAT=1, node level off), up to and
- *                     past its 2048-byte limit;
- *   coll_small tree   the direct binomial tree (AXON_COLL_REDUCE_FLAT=0);
+ *   coll_small flat   the direct flat reduce and bcast (every rank sends to
+ *                     the root / the root sends to every rank;
+ *                     AXON_COLL_REDUCE_FLAT=1, AXON_COLL_BCAST_FLAT=1, node
+ *                     level off), up to and past their limits (2048 bytes,
+ *                     or 16 KiB on an oversubscribed node);
+ *   coll_small tree   the direct binomial trees (both set to 0);
  *   coll_small shm    the node segment (forced), whose small reduce steps
  *                     keep operands in the flag lines (up to 48 B) or in a
  *                     rank's 64-byte aligned share of the small area (1 KiB
@@ -14,7 +17,8 @@
  * root makes 20 calls in a row (more than the 8 sets of flag lines, so the
  * lines and small areas are reused while non-roots run ahead), with small
  * broadcasts from the same root in between (they share the small area) and
- * an allreduce at the end of each run. Results are exact: MPI_SUM on ints,
+ * an allreduce at the end of each run; then each root makes 20 broadcasts
+ * of the size in a row. Results are exact: MPI_SUM on ints,
  * a non-commutative user op on MPI_2INT (composition of affine maps, so the
  * operand order shows), MPI_IN_PLACE at the root. */
 #include "../mpi/check.h"
@@ -41,6 +45,7 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "flat") || !strcmp(mode, "tree")) {
         setenv("AXON_COLL_NODE_LEVEL", "0", 1);
         setenv("AXON_COLL_REDUCE_FLAT", strcmp(mode, "flat") ? "0" : "1", 1);
+        setenv("AXON_COLL_BCAST_FLAT", strcmp(mode, "flat") ? "0" : "1", 1);
     } else {
         setenv("AXON_COLL_REDUCE_ALGORITHM", "shm", 1);
         setenv("AXON_COLL_BCAST_ALGORITHM", "shm", 1);
@@ -50,9 +55,10 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Op op;
     CHECK_MPI(MPI_Op_create(compose, 0, &op));
-    static const int sizes[] = {4,   8,   44,  48,  52,  64,  128, 188, 192,  196,  252,  256, 260,
-                                316, 320, 324, 504, 512, 520, 1016, 1024, 1032, 2040, 2048, 2056};
-    enum { CALLS = 20, MAXB = 2056 };
+    static const int sizes[] = {4,    8,    44,   48,   52,   64,   128,  188,  192,   196,   252,   256,  260,
+                                316,  320,  324,  504,  512,  520,  1016, 1024, 1032,  2040,  2048,  2056, 4096,
+                                8192, 16376, 16384, 16392};
+    enum { CALLS = 20, MAXB = 16392 };
     unsigned *in = malloc(MAXB), *out = malloc(MAXB), *want = malloc(MAXB), *b = malloc(MAXB);
     for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
         int bytes = sizes[z];
@@ -117,6 +123,16 @@ int main(int argc, char **argv)
             int one = 1, sum = 0;
             CHECK_MPI(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
             CHECK(sum == size, "allreduce after %d B root %d: %d", bytes, root, sum);
+            /* broadcasts in a row: the root runs ahead of the receivers */
+            for (int call = 0; call < CALLS; call++) {
+                int ints = bytes / 4, bad = -1;
+                for (int j = 0; j < ints; j++) b[j] = rank == root ? value(root, call, j, 9) : 0;
+                CHECK_MPI(MPI_Bcast(b, ints, MPI_INT, root, MPI_COMM_WORLD));
+                for (int j = 0; j < ints && bad < 0; j++)
+                    if (b[j] != value(root, call, j, 9)) bad = j;
+                CHECK(bad < 0, "bcast %d B root %d call %d: int %d is %u, want %u", bytes, root, call, bad,
+                      bad < 0 ? 0 : b[bad], bad < 0 ? 0 : value(root, call, bad, 9));
+            }
         }
     }
     free(in);

@@ -19,6 +19,7 @@
 // even if the job is killed afterwards.
 #include "btl/sm/sm.h"
 
+#include <sched.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -87,6 +88,9 @@ struct alignas(kLine) SegmentHeader {
   uint64_t cma_probe;            // kCmaProbeValue, read by peers through CMA
   uint64_t cma_probe_addr;       // its address in the owner's address space
   std::atomic<uint32_t> attached;  // local peers that have mapped this segment
+  // Where the owner last waited: its CPU plus one (0: not known). Its own
+  // line: peers read it while they poll, the owner writes it when it moves.
+  alignas(kLine) std::atomic<int32_t> cpu_plus_one;
 };
 
 // One large message being copied by CMA. The sender arms it when it announces
@@ -233,6 +237,8 @@ class SharedMemoryTransport final : public Transport {
     h->cma_probe = kCmaProbeValue;
     h->cma_probe_addr = reinterpret_cast<uint64_t>(&h->cma_probe);
     h->attached.store(0, std::memory_order_relaxed);
+    int cpu = sched_getcpu();
+    h->cpu_plus_one.store(cpu < 0 ? 0 : cpu + 1, std::memory_order_relaxed);
     h->magic.store(kSegmentMagic, std::memory_order_release);
 
     inbound_.resize(job.local_size);
@@ -295,6 +301,15 @@ class SharedMemoryTransport final : public Transport {
     }
     own_.unlink();
     return 0;
+  }
+
+  void publish_cpu(int32_t cpu_plus_one) override {
+    std::atomic<int32_t>& w = static_cast<SegmentHeader*>(own_.base())->cpu_plus_one;
+    if (w.load(std::memory_order_relaxed) != cpu_plus_one) w.store(cpu_plus_one, std::memory_order_relaxed);
+  }
+  int32_t peer_cpu(int peer) const override {
+    return static_cast<const SegmentHeader*>(segments_[local_index_[peer]].base())
+        ->cpu_plus_one.load(std::memory_order_relaxed);
   }
 
   const char* name() const override { return "sm"; }

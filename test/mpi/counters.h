@@ -1,12 +1,12 @@
-/* Axon's MPI_T counters for the accel tests: the value of one counter by
- * name, read through its own pvar session (MPI_T_init_thread must have been
+/* Axon's MPI_T counters for the tests: the value of one counter by name,
+ * read through its own pvar session (MPI_T_init_thread must have been
  * called). A failed MPI_T call counts as a failed check (check.h). */
-#ifndef AXON_TEST_ACCEL_COUNTERS_H
-#define AXON_TEST_ACCEL_COUNTERS_H
+#ifndef AXON_TEST_MPI_COUNTERS_H
+#define AXON_TEST_MPI_COUNTERS_H
 
 #include <mpi.h>
 
-#include "../mpi/check.h"
+#include "check.h"
 
 static inline unsigned long long axon_counter(const char *name)
 {
