@@ -87,32 +87,38 @@ constexpr size_t kDirectLimit = 2048;
 
 IntParam flat_reduce_param{"AXON_COLL_REDUCE_FLAT", -1,
                            "Small blocking MPI_Reduce (the direct path: predefined contiguous types, at most 2048 "
-                           "bytes, algorithm not forced): every rank sends its operand straight to the root. 1 = "
-                           "always, 0 = never (binomial tree), -1 = when the node is oversubscribed and the "
-                           "communicator has at most 8 ranks."};
+                           "bytes, or 16 KiB when flat; algorithm not forced): every rank sends its operand straight "
+                           "to the root. 1 = always, 0 = never (binomial tree), -1 = on one-node communicators of at "
+                           "most 8 ranks when the node is oversubscribed."};
 IntParam flat_bcast_param{"AXON_COLL_BCAST_FLAT", -1,
                           "Small blocking MPI_Bcast (the direct path: predefined contiguous types, at most 2048 "
-                          "bytes, algorithm not forced): the root sends straight to every rank. 1 = always, 0 = "
-                          "never (binomial tree), -1 = when the node is oversubscribed and the communicator has "
-                          "at most 8 ranks."};
+                          "bytes, or 16 KiB when flat; algorithm not forced): the root sends straight to every rank. "
+                          "1 = always, 0 = never (binomial tree), -1 = as AXON_COLL_REDUCE_FLAT."};
 
-// Whether a direct reduce or bcast goes flat. Measured at 4 ranks on 2
-// cores (docs/collectives.md, "Oversubscribed"): reduce 4 B - 8 KiB never
-// slower than the binomial tree, and its slow runs (other load on the
-// machine) about half the tree's; bcast 4 - 2048 B 20-50 % faster, since no
-// rank waits for a forwarder descheduled behind the root on the root's core.
+// Whether a direct reduce or bcast goes flat (`mode`: the parameter).
+// Measured at 4 ranks on 2 cores (docs/collectives.md, "Oversubscribed"):
+// reduce 4 B - 16 KiB 20-50 % faster than the binomial tree, bcast 4 B -
+// 16 KiB 25-45 % faster (no rank waits for a forwarder descheduled behind
+// the root on the root's core).
 // Every rank must decide alike: the automatic choice is taken on one-node
 // communicators only, whose ranks share the node's oversubscription (the
 // topology is known: run() computes it before the direct path, and the
 // shortcuts run only what run() chose before).
-bool flat_direct(const IntParam& param, const CommState* st) {
-  int64_t mode = param.get();
+// (The parameters and the oversubscription are read once: this runs on
+// the per-call path of the smallest collectives.)
+bool flat_direct(int64_t mode, const CommState* st) {
   if (mode >= 0) return mode > 0;
-  return rte::job().oversubscribed && st->coll->size() <= 8 && st->node && st->node->topo.known &&
-         st->node->topo.nodes == 1;
+  static const bool oversubscribed = rte::job().oversubscribed;
+  return oversubscribed && st->coll->size() <= 8 && st->node && st->node->topo.known && st->node->topo.nodes == 1;
 }
-bool flat_reduce(const CommState* st) { return flat_direct(flat_reduce_param, st); }
-bool flat_bcast(const CommState* st) { return flat_direct(flat_bcast_param, st); }
+bool flat_reduce(const CommState* st) {
+  static const int64_t mode = flat_reduce_param.get();
+  return flat_direct(mode, st);
+}
+bool flat_bcast(const CommState* st) {
+  static const int64_t mode = flat_bcast_param.get();
+  return flat_direct(mode, st);
+}
 
 // The largest message the direct path takes for `kind`: kDirectLimit, or,
 // for the flat versions, up to the node's eager limit (at most kFlatLimit),
