@@ -192,8 +192,6 @@ int reduce_flat(const void* sendbuf, void* recvbuf, MPI_Count count, const Datat
     all = heap.data();
   }
   auto operand = [&](int i) { return all + static_cast<size_t>(i) * bytes; };
-  // After an error (a mismatched count) keep receiving, so that no message
-  // is left behind; report the first error.
   // Operands of ranks on the root's own CPU first: they can only come
   // once the root yields, while ranks on other CPUs are most likely
   // running and sending meanwhile (a wait for them alone polls instead of
@@ -202,6 +200,8 @@ int reduce_flat(const void* sendbuf, void* recvbuf, MPI_Count count, const Datat
   uint64_t first = 0;  // ranks below 64 that share the root's CPU
   for (int i = 0; i < size && i < 64; ++i)
     if (i != root && pml::shares_my_cpu(ctx, i)) first |= uint64_t{1} << i;
+  // After an error (a mismatched count) keep receiving, so that no message
+  // is left behind; report the first error.
   int err = MPI_SUCCESS;
   for (int pass = 0; pass < 2; ++pass) {
     for (int i = 0; i < size; ++i) {
