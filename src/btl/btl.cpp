@@ -2,12 +2,11 @@
 // messages to each peer.
 #include "btl/btl.h"
 
-#include <sched.h>
-
 #include <cstring>
 #include <sstream>
 #include <string>
 
+#include "base/backoff.h"
 #include "base/log.h"
 #include "base/param.h"
 #include "btl/self/self.h"
@@ -168,8 +167,7 @@ int progress() {
 }
 
 int32_t publish_cpu() {
-  int cpu = sched_getcpu();
-  int32_t mine = cpu < 0 ? 0 : cpu + 1;
+  int32_t mine = current_cpu_plus_one();
   for (auto& t : transports) t->publish_cpu(mine);
   return mine;
 }

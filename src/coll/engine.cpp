@@ -120,20 +120,17 @@ bool flat_bcast(const CommState* st) {
   return flat_direct(mode, st);
 }
 
-// The largest message the direct path takes for `kind`: kDirectLimit, or,
-// for the flat versions, up to the node's eager limit (at most kFlatLimit),
-// where the senders still leave at once.
-constexpr size_t kFlatLimit = 16 * 1024;
-size_t direct_limit(const CommState* st, Kind kind) {
-  if ((kind == Kind::reduce && flat_reduce(st)) || (kind == Kind::bcast && flat_bcast(st)))
-    return std::max(kDirectLimit, std::min(kFlatLimit, pml::node_eager_limit()));
-  return kDirectLimit;
-}
-
 // Whether a bcast / reduce / allreduce of `bytes` of `type` is small and
-// simple enough for the direct basic versions.
+// simple enough for the direct basic versions: up to kDirectLimit, and the
+// flat versions up to the node's eager limit (at most kFlatLimit), where
+// the senders still leave at once. (The flat rule is looked at only above
+// kDirectLimit: the smallest calls pay nothing for it here.)
+constexpr size_t kFlatLimit = 16 * 1024;
 bool direct_fits(const CommState* st, Kind kind, const Datatype* type, size_t bytes) {
-  return type->predefined && type->contiguous && bytes <= direct_limit(st, kind);
+  if (!type->predefined || !type->contiguous) return false;
+  if (bytes <= kDirectLimit) return true;
+  bool flat = (kind == Kind::reduce && flat_reduce(st)) || (kind == Kind::bcast && flat_bcast(st));
+  return flat && bytes <= std::min(kFlatLimit, pml::node_eager_limit());
 }
 
 // The direct basic version of a barrier, bcast (`buf`), reduce or
@@ -168,12 +165,13 @@ bool direct(CommState* st, const Args& a, bool forced, int* rc) {
   if (a.kind != Kind::barrier && !direct_fits(st, a.kind, a.recvtype, payload_bytes(a.recvcount, a.recvtype)))
     return false;
   if (forced) return false;
-  if (explain() && st->coll->rank == 0)
+  if (explain() && st->coll->rank == 0) {
+    const char* flat = a.kind == Kind::reduce && flat_reduce(st)  ? ", flat: every rank sends to the root"
+                       : a.kind == Kind::bcast && flat_bcast(st) ? ", flat: the root sends to every rank"
+                                                                 : "";
     std::fprintf(stderr, "axon coll: %s on %d ranks, %zu bytes: direct (blocking basic version%s): small message\n",
-                 kind_name(a.kind), st->coll->size(), payload_bytes(a.recvcount, a.recvtype),
-                 a.kind == Kind::reduce && flat_reduce(st)                          ? ", flat: every rank sends to the root"
-                 : a.kind == Kind::bcast && flat_bcast(st) ? ", flat: the root sends to every rank"
-                                                                              : "");
+                 kind_name(a.kind), st->coll->size(), payload_bytes(a.recvcount, a.recvtype), flat);
+  }
   *rc = run_direct(st, a.kind, a.in_place ? nullptr : a.sendbuf, a.recvbuf, a.recvcount, a.recvtype, a.op, a.root);
   return true;
 }

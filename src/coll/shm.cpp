@@ -272,8 +272,7 @@ struct Seg {
   // Records the CPU this rank runs on now (read by waiters, see
   // peer_spin_param); returns it, plus one.
   int32_t publish_cpu() const {
-    int cpu = sched_getcpu();
-    int32_t mine = cpu < 0 ? 0 : cpu + 1;
+    int32_t mine = current_cpu_plus_one();
     std::atomic<int32_t>& w = where(me)->cpu_plus_one;
     if (w.load(std::memory_order_relaxed) != mine) w.store(mine, std::memory_order_relaxed);
     return mine;
@@ -318,7 +317,7 @@ struct Seg {
     const int64_t spins = pml::spin_rounds(), yields = spins + yields_param.get();
     static const uint64_t peer_spin_ns = static_cast<uint64_t>(std::max<int64_t>(peer_spin_param.get(), 0)) * 1000;
     int32_t mine = peer_spin_ns ? publish_cpu() : 0;
-    uint64_t poll_until = 0;  // end of the current polling stretch (0: none)
+    PeerPoll poll(peer_spin_ns);
     for (int64_t i = 1;; ++i) {
       while (j < k && f[j].v.load(std::memory_order_acquire) >= s) ++j;
       if (j == k) return;
@@ -328,18 +327,14 @@ struct Seg {
         continue;
       }
       if (i <= yields) {
-        if (mine != 0 && !waits_on_own_cpu(f, j, k, s, mine)) {
-          uint64_t now = now_ns();
-          if (poll_until == 0) poll_until = now + peer_spin_ns;
-          if (now < poll_until) {
-            --i;  // polling rounds do not count towards the sleep
-            cpu_relax();
-            continue;
-          }
+        if (mine != 0 && poll.poll(!waits_on_own_cpu(f, j, k, s, mine))) {
+          --i;  // polling rounds do not count towards the sleep
+          cpu_relax();
+          continue;
         }
         sched_yield();
+        poll.yielded();
         if (mine != 0) mine = publish_cpu();  // the scheduler may have moved this rank
-        poll_until = 0;
         continue;
       }
       // Sleep on the first line not there yet (the others are re-checked

@@ -100,7 +100,8 @@ void Payload::assign(const uint8_t* bytes, size_t len) {
 
 void Payload::release() {
   if (data_) {
-    if (capacity_ <= kLargestClass && std::has_single_bit(capacity_)) cache().give(data_, capacity_);
+    // (Only payloads above the largest class were malloc'ed at their length.)
+    if (capacity_ <= kLargestClass) cache().give(data_, capacity_);
     else std::free(data_);
   }
   data_ = nullptr;

@@ -1,12 +1,10 @@
 // Requests, progress and waiting, and the PML's public operations.
-#include <sched.h>
-
 #include <cstdlib>
 #include <algorithm>
 #include <mutex>
 
 #include "accel/accel.h"
-#include "base/clock.h"
+#include "base/backoff.h"
 #include "base/counter.h"
 #include "base/log.h"
 #include "base/param.h"
@@ -113,8 +111,7 @@ int spin_rounds() { return spin; }
 bool shares_my_cpu(const Context* ctx, int peer) {
   if (peer < 0 || peer >= ctx->size()) return false;
   int32_t theirs = btl::peer_cpu(ctx->world_of[static_cast<size_t>(peer)]);
-  int cpu = sched_getcpu();
-  return theirs != 0 && theirs == cpu + 1;
+  return theirs != 0 && theirs == current_cpu_plus_one();
 }
 
 namespace detail {
@@ -248,26 +245,20 @@ int awaited_peer(const Request* r) {
 // wait_until for one peer when waits do not spin (see peer_spin_param).
 void wait_for_peer(Request* r, int peer) {
   int32_t mine = peer_spin_ns ? btl::publish_cpu() : 0;
-  uint64_t poll_until = 0;  // end of the current polling stretch (0: none)
+  PeerPoll poll(peer_spin_ns);
   while (!r->complete.load(std::memory_order_acquire)) {
     if (progress() > 0) continue;
-    int32_t theirs = peer_spin_ns ? btl::peer_cpu(peer) : 0;
-    if (mine != 0 && theirs != 0 && theirs != mine) {
-      uint64_t now = now_ns();
-      if (poll_until == 0) {
-        poll_until = now + peer_spin_ns;
-        wait_peer_polls.add();
-      }
-      if (now < poll_until) {
-        cpu_relax();
-        continue;
-      }
+    int32_t theirs = mine != 0 ? btl::peer_cpu(peer) : 0;
+    if (poll.poll(theirs != 0 && theirs != mine)) {
+      cpu_relax();
+      continue;
     }
     wait_yields.add();
     sched_yield();
+    poll.yielded();
     if (mine != 0) mine = btl::publish_cpu();  // the scheduler may have moved this rank
-    poll_until = 0;
   }
+  wait_peer_polls.add(poll.stretches());
 }
 
 }  // namespace

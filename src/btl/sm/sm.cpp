@@ -19,7 +19,6 @@
 // even if the job is killed afterwards.
 #include "btl/sm/sm.h"
 
-#include <sched.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -237,8 +236,7 @@ class SharedMemoryTransport final : public Transport {
     h->cma_probe = kCmaProbeValue;
     h->cma_probe_addr = reinterpret_cast<uint64_t>(&h->cma_probe);
     h->attached.store(0, std::memory_order_relaxed);
-    int cpu = sched_getcpu();
-    h->cpu_plus_one.store(cpu < 0 ? 0 : cpu + 1, std::memory_order_relaxed);
+    h->cpu_plus_one.store(current_cpu_plus_one(), std::memory_order_relaxed);
     h->magic.store(kSegmentMagic, std::memory_order_release);
 
     inbound_.resize(job.local_size);
