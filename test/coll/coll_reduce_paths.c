@@ -156,6 +156,44 @@ static void small_series(void)
     }
 }
 
+/* Allreduce 4-16 KiB, calls in a row with operands derived from the call. */
+static void shared_series(void)
+{
+    enum { CALLS = 240, MAXN = 4100 };
+    static int in[MAXN], out[MAXN];
+    static affine ain[MAXN / 2], aout[MAXN / 2];
+    const int counts[] = {1024, 1030, 2048, 4100};
+    for (int k = 0; k < CALLS; ++k) {
+        int n = counts[k % 4];
+        int ip = k % 3 == 1, aff = k % 5 == 2;
+        if (aff) {
+            int m = n / 2;
+            for (int i = 0; i < m; ++i) ain[i] = aval(rank, i + k), aout[i] = (affine){7, 7};
+            if (ip) memcpy(aout, ain, sizeof(affine) * (size_t)m);
+            CHECK_MPI(MPI_Allreduce(ip ? MPI_IN_PLACE : ain, aout, m, t_affine, op_compose, MPI_COMM_WORLD));
+            for (int i = 0; i < m; ++i) {
+                affine e = aexpect(size, i + k), g = aout[i];
+                if (g.a != e.a || g.b != e.b) {
+                    CHECK(0, "call %d compose m %d in_place %d: item %d = (%u,%u), want (%u,%u)", k, m, ip, i, g.a, g.b, e.a, e.b);
+                    break;
+                }
+            }
+            continue;
+        }
+        for (int i = 0; i < n; ++i) in[i] = ival(rank, i + 3 * k), out[i] = -7;
+        if (ip) memcpy(out, in, sizeof(int) * (size_t)n);
+        CHECK_MPI(MPI_Allreduce(ip ? MPI_IN_PLACE : in, out, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+        for (int i = 0; i < n; ++i) {
+            int e = 0;
+            for (int q = 0; q < size; ++q) e += ival(q, i + 3 * k);
+            if (out[i] != e) {
+                CHECK(0, "call %d sum n %d in_place %d: item %d = %d, want %d", k, n, ip, i, out[i], e);
+                break;
+            }
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) setenv("AXON_COLL_SHM_CHUNK", argv[1], 1);
@@ -178,6 +216,7 @@ int main(int argc, char **argv)
                 for (int ip = 0; ip < 2; ++ip) large(count, kind, root, ip);
         }
     small_series();
+    shared_series();
     MPI_Op_free(&op_compose);
     MPI_Type_free(&t_affine);
     MPI_Type_free(&t_triple);
