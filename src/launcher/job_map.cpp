@@ -167,12 +167,11 @@ bool place_ranks(const std::vector<HostSlots> &hosts_in, uint32_t num_ranks, con
 void bind_node(JobMap &map, uint32_t node, BindPolicy policy, const std::vector<Bitmap> &cores,
                const hwloc_bitmap_s *whole) {
     const auto &ranks = map.nodes[node].ranks;
-    bool bind = false;
-    switch (policy) {
-        case BindPolicy::core: bind = !cores.empty(); break;
-        case BindPolicy::none: bind = false; break;
-        case BindPolicy::automatic: bind = !cores.empty() && ranks.size() <= cores.size(); break;
-    }
+    // Also when ranks outnumber cores: left to the kernel, 4 ranks on 2 cores
+    // ran 3 on one core and 1 on the other in about half the runs, for a
+    // second or more, and a small allreduce took 2-3x as long there
+    // (docs/performance.md, "Binding oversubscribed ranks").
+    bool bind = policy == BindPolicy::core && !cores.empty();
     Bitmap all(hwloc_bitmap_alloc());
     if (whole) {
         hwloc_bitmap_copy(all.get(), whole);

@@ -13,9 +13,8 @@ struct HostSlots {
 };
 
 enum class BindPolicy {
-    automatic,  // core when the ranks fit on the cores mpirun may use, else none
-    core,       // one core per rank (round-robin when there are more ranks than cores)
-    none,       // ranks inherit mpirun's own cpuset
+    core,  // one core per rank (round-robin when there are more ranks than cores)
+    none,  // ranks inherit mpirun's own cpuset
 };
 
 // --map-by slot|node|ppr:N:node
@@ -27,7 +26,7 @@ struct MapPolicy {
 struct LaunchOptions {
     int num_ranks = 0;                        // 0: not given on the command line
     std::vector<std::string> exported_env;    // "NAME=value", from -x
-    BindPolicy bind = BindPolicy::automatic;
+    BindPolicy bind = BindPolicy::core;
     bool tag_output = false;
     bool display_map = false;
     bool oversubscribe = false;               // accepted; oversubscription is always allowed

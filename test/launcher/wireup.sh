@@ -24,12 +24,13 @@ for np in 1 2 4; do
         [[ "$(info_field $r nspace)" == "$nspace" ]] || fail "rank $r is in another nspace"
         [[ "$(info_field $r tmpdir)" == "$tmpdir" ]] || fail "rank $r has another tmpdir"
         locality=$(info_field $r locality)
-        # Bound ranks (the default when they fit on the cores) get a locality string.
+        # Bound ranks (the default, round-robin over the cores when they
+        # outnumber them) get a locality string naming their core.
         cores=$(nproc)
-        if [[ $np -le $cores ]]; then
-            [[ "$locality" == *CR* ]] || fail "rank $r bound at np=$np but locality is '$locality'"
-        else
-            [[ "$locality" == - ]] || fail "rank $r unbound at np=$np but locality is '$locality'"
+        [[ "$locality" == *CR* ]] || fail "rank $r bound at np=$np but locality is '$locality'"
+        if ((r >= cores)); then
+            [[ "$locality" == "$(info_field $((r - cores)) locality)" ]] ||
+                fail "rank $r at np=$np is not where rank $((r - cores)) is: '$locality'"
         fi
     done
     [[ $(grep -c '^rank=' "$work/out") -eq $np ]] || fail "expected $np info lines"
