@@ -414,6 +414,7 @@ AXON_API(int, MPI_Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_
   if (c->inter) return raise(c, MPI_ERR_COMM, fn, "intercommunicator");
   if (info != MPI_INFO_NULL && !info_from_handle(info)) return raise(c, MPI_ERR_INFO, fn, "invalid info");
   int color = MPI_UNDEFINED;
+  const char* resource = nullptr;  // HW_UNGUIDED: the level split at
   switch (split_type) {
     case MPI_UNDEFINED:
       break;
@@ -454,12 +455,17 @@ AXON_API(int, MPI_Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_
       // first level inside the node (package, NUMA node, caches, core, PU)
       // where every process is bound within one object and the objects
       // differ. Every process decides the same from allgathered indices.
-      // No such level: MPI_COMM_NULL, as the standard allows.
+      // No such level: MPI_COMM_NULL, as the standard allows. The level
+      // goes back to the caller in the info argument (key
+      // "mpi_hw_resource_type"), in a form MPI_COMM_TYPE_HW_GUIDED takes.
       color = node_color();
       std::vector<int> all(c->size());
       int rc = coll::allgather_bytes(&color, sizeof color, all.data(), &c->coll);
       if (rc != MPI_SUCCESS) return raise(c, rc, fn);
-      if (std::count(all.begin(), all.end(), color) != c->size()) break;  // several nodes
+      if (std::count(all.begin(), all.end(), color) != c->size()) {  // several nodes
+        resource = "mpi_shared_memory";
+        break;
+      }
       color = MPI_UNDEFINED;
       for (const char* level : {"Package", "NUMANode", "L3Cache", "L2Cache", "L1Cache", "Core", "PU"}) {
         int index = hw_object_index(level);
@@ -468,6 +474,7 @@ AXON_API(int, MPI_Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_
         if (std::count(all.begin(), all.end(), MPI_UNDEFINED) > 0) break;  // deeper levels cannot do better
         if (std::count(all.begin(), all.end(), index) < c->size()) {
           color = index;
+          resource = level;
           break;
         }
       }
@@ -484,6 +491,8 @@ AXON_API(int, MPI_Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_
   if (*newcomm != MPI_COMM_NULL && split_type == MPI_COMM_TYPE_SHARED) {
     set_hints(comm_from_handle(*newcomm), info);
   }
+  if (*newcomm != MPI_COMM_NULL && resource && info != MPI_INFO_NULL)
+    info_from_handle(info)->set("mpi_hw_resource_type", resource);
   return MPI_SUCCESS;
 }
 

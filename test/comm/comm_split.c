@@ -194,6 +194,37 @@ int main(int argc, char **argv)
         ring_check(c, 7, "HW_UNGUIDED");
         MPI_Comm_free(&c);
     }
+    /* With an info object, the level it split at comes back in it under
+       "mpi_hw_resource_type", and HW_GUIDED with that value splits the same
+       way (same size, same members); nothing is added without a result. */
+    MPI_Info hint;
+    MPI_Info_create(&hint);
+    CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, rank, hint, &c));
+    {
+        char level[MPI_MAX_INFO_VAL + 1] = "";
+        int flag = 0;
+        MPI_Info_get(hint, "mpi_hw_resource_type", MPI_MAX_INFO_VAL, level, &flag);
+        if (c == MPI_COMM_NULL) {
+            CHECK(!flag, "HW_UNGUIDED gave MPI_COMM_NULL but set mpi_hw_resource_type to '%s'", level);
+        } else {
+            CHECK(flag && level[0] != 0, "HW_UNGUIDED did not return mpi_hw_resource_type");
+            MPI_Info again;
+            MPI_Info_create(&again);
+            MPI_Info_set(again, "mpi_hw_resource_type", level);
+            MPI_Comm g2;
+            CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, rank, again, &g2));
+            CHECK(g2 != MPI_COMM_NULL, "HW_GUIDED with the returned level '%s' gave MPI_COMM_NULL", level);
+            if (g2 != MPI_COMM_NULL) {
+                int result;
+                MPI_Comm_compare(c, g2, &result);
+                CHECK(result == MPI_CONGRUENT, "HW_GUIDED '%s' differs from HW_UNGUIDED (compare %d)", level, result);
+                MPI_Comm_free(&g2);
+            }
+            MPI_Info_free(&again);
+            MPI_Comm_free(&c);
+        }
+    }
+    MPI_Info_free(&hint);
 
     /* --- create: group of the even ranks, in reverse order --------------- */
     MPI_Group wg, g;
