@@ -35,6 +35,16 @@ int main(int argc, char **argv)
     dims_case(60, 4, NULL, (int[]){5, 3, 2, 2});
     dims_case(256, 4, NULL, (int[]){4, 4, 4, 4});
     dims_case(1, 3, NULL, (int[]){1, 1, 1});
+    /* Ties of the smallest spread: the largest smallest factor wins, then
+       the largest second smallest (MPICH's choices; the sum of squares
+       would pick 20x18x14, 24x20x13, 23x20x12x10, 59x12x6x6x6,
+       14x12x12x7x7 and 13x12x12x11x7). */
+    dims_case(5040, 3, NULL, (int[]){21, 16, 15});
+    dims_case(6240, 3, NULL, (int[]){26, 16, 15});
+    dims_case(55200, 4, NULL, (int[]){23, 16, 15, 10});
+    dims_case(152928, 5, NULL, (int[]){59, 9, 8, 6, 6});
+    dims_case(98784, 5, NULL, (int[]){14, 14, 9, 8, 7});
+    dims_case(144144, 5, NULL, (int[]){14, 13, 11, 9, 8});
     dims_case(16, 3, (int[]){0, 2, 0}, (int[]){4, 2, 2});
     dims_case(24, 3, (int[]){3, 0, 0}, (int[]){3, 4, 2});
     dims_case(100, 3, (int[]){0, 0, 5}, (int[]){5, 4, 5});
