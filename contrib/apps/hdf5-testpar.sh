@@ -20,23 +20,15 @@ work=${2:-/tmp/axon-hdf5}
 mpicc="$prefix/bin/mpicc"
 mpirun="$prefix/bin/mpirun"
 [[ -x $mpicc && -x $mpirun ]] || { echo "$0: no mpicc/mpirun under $prefix/bin" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$work"
+work=$(cd "$work" && pwd)
 cd "$work"
 
 # 1. Source: `apt-get source` through a private deb-src list.
 if [[ ! -d src ]]; then
-  mkdir -p apt/lists/partial
-  cat > apt/src.sources <<'EOF'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOF
-  apt_opts=(-o Dir::Etc::sourcelist="$work/apt/src.sources" -o Dir::Etc::sourceparts=/dev/null
-            -o Dir::State::Lists="$work/apt/lists")
-  apt-get "${apt_opts[@]}" update >/dev/null
-  (cd apt && apt-get "${apt_opts[@]}" source --download-only hdf5 >/dev/null 2>&1)
+  . "$here/debian-source.sh"
+  debian_source hdf5 "$work"
   mkdir src
   tar xzf apt/hdf5_*.orig.tar.gz -C src --strip-components=1
 fi

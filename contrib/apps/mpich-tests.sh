@@ -1,0 +1,162 @@
+#!/bin/bash
+# Builds MPICH's own test suite (test/mpi of Debian's mpich source package)
+# with Axon's mpicc and runs it under Axon's mpirun: a few thousand small
+# programs, written by another MPI's authors, that check what the standard
+# says. Not part of `make check`: it downloads about 22 MB and builds for
+# 15-25 minutes on two cores; the run takes about 15 minutes.
+#
+#   contrib/apps/mpich-tests.sh PREFIX [WORKDIR] [DIR ...]
+#
+# PREFIX is an Axon installation (the quickstart's, e.g. $HOME/axon).
+# WORKDIR (default /tmp/axon-mpich-tests) holds the source, the build and
+# the logs (WORKDIR/logs/DIR.NAME.NP.log). DIRs are test/mpi folders
+# (default: all C ones; errors and threads hold folders of their own, e.g.
+# errors/coll). Exit status: 0 when nothing failed, 1 otherwise.
+#
+# The suite is written against MPICH, whose handles are integers; Axon's
+# mpi.h is the MPI 5.0 standard ABI, whose handles are pointers. So:
+# - MPICH's datatype pool (dtpools) calls MPI_Type_hvector and
+#   MPI_Type_hindexed, removed in MPI-3.0; a small file maps them onto
+#   their MPI-2 forms, linked into the tests only.
+# - Programs that use MPI_Fint are compiled with -include mpi_fortran.h
+#   (the ABI keeps MPI_Fint out of mpi.h; see README).
+# - Programs that store handles in int variables, switch on handles or
+#   compare a message with MPI_REQUEST_NULL cannot work on any pointer-handle
+#   MPI; they are listed below and reported as skipped, with the reason.
+# - Programs using removed MPI-1 functions (MPI_Type_extent, MPI_LB,
+#   MPI_Errhandler_create, ...), MPICH extensions (MPIX_*) or QMPI do not
+#   build; they are reported as "not built".
+# - A test marked xfail in MPICH's list (behaviour the standard allows
+#   either way, e.g. cancelling a send) counts as "xfail" when it fails.
+# - Tests that need options of MPICH's mpiexec (mpiexecarg=) are skipped.
+set -euo pipefail
+
+prefix=${1:?usage: $0 PREFIX [WORKDIR] [DIR ...]}
+work=${2:-/tmp/axon-mpich-tests}
+shift $(($# < 2 ? $# : 2))
+mpicc="$prefix/bin/mpicc"
+mpirun="$prefix/bin/mpirun"
+[[ -x $mpicc && -x $mpirun ]] || { echo "$0: no mpicc/mpirun under $prefix/bin" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+cd "$work"
+dirs=("$@")
+if [[ ${#dirs[@]} == 0 ]]; then
+  dirs=(attr basic coll comm datatype errhan group info init io mpi_t part pt2pt rma spawn topo errors threads)
+fi
+
+# Tests that assume integer handles (name: reason).
+declare -A skip=(
+  [coll/nonblocking2]="keeps MPI_Datatype handles in int arrays"
+  [coll/nonblocking3]="keeps MPI_Datatype handles in int arrays"
+  [datatype/pack_external]="switches on MPI_Datatype handles"
+)
+
+# 1. Source.
+if [[ ! -d src ]]; then
+  . "$here/debian-source.sh"
+  debian_source mpich "$work"
+  mkdir src
+  tar xJf apt/mpich_*.orig.tar.xz -C src --strip-components=1 --wildcards '*/test/mpi'
+  # An Improbe that finds nothing leaves MPI_MESSAGE_NULL, which MPICH's
+  # test compares with MPI_REQUEST_NULL (the same integer there).
+  sed -i 's/\*message != MPI_REQUEST_NULL/*message != MPI_MESSAGE_NULL/' src/test/mpi/threads/pt2pt/mt_probe_impl.c
+fi
+tests=$work/src/test/mpi
+
+# 2. Build (make -k: the programs that cannot build are reported below).
+if [[ ! -f $tests/util/.built ]]; then
+  cat > removed.c <<'C'
+/* MPI-1 datatype constructors removed in MPI-3.0 that MPICH's dtpools calls. */
+#include <mpi.h>
+int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    return MPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype);
+}
+int MPI_Type_hindexed(int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype oldtype,
+                      MPI_Datatype *newtype)
+{
+    return MPI_Type_create_hindexed(count, blocklengths, displacements, oldtype, newtype);
+}
+C
+  "$mpicc" -O2 -c removed.c -o removed.o
+  (cd "$tests" && ./configure --with-mpi="$prefix" --enable-fortran=none --disable-cxx --enable-strictmpi \
+     --enable-threads=multiple > "$work/configure.log" 2>&1) ||
+    { echo "$0: configure failed; see $work/configure.log" >&2; exit 1; }
+  make -C "$tests/util" -j"$(nproc)" > "$work/make-util.log" 2>&1
+  make -C "$tests/dtpools" -j"$(nproc)" > "$work/make-dtpools.log" 2>&1
+  touch "$tests/util/.built"
+fi
+for d in "${dirs[@]}"; do
+  top=${d%%/*}
+  [[ -f $tests/$top/.built ]] && continue
+  make -C "$tests/$top" -k -j"$(nproc)" LIBS="$work/removed.o" CFLAGS="-O2 -include mpi_fortran.h" \
+    > "$work/make-${top}.log" 2>&1 || true
+  touch "$tests/$top/.built"
+done
+
+# 3. Run every test of each DIR's testlist ("name ranks key=value ...", or
+# a folder with a testlist of its own).
+mkdir -p logs
+passed=0 failed=0 xfailed=0 skipped=0 unbuilt=0
+run_list() {
+  local dir=$1 name np rest
+  [[ -f $tests/$dir/testlist ]] || { echo "$0: no testlist in $dir" >&2; failed=$((failed + 1)); return; }
+  while read -r name np rest; do
+    [[ -z $name || $name == \#* ]] && continue
+    if [[ -z $np && -d $tests/$dir/$name ]]; then
+      run_list "$dir/$name"
+      continue
+    fi
+    local args=() envs=() limit=180 xfail="" want=ok w
+    for w in $rest; do
+      case $w in
+        arg=*) args+=("${w#arg=}") ;;
+        env=*) envs+=(-x "${w#env=}") ;;
+        timeLimit=*) limit=${w#timeLimit=} ;;
+        xfail=*) xfail=1 ;;
+        resultTest=TestStatus | resultTest=TestErrFatal) want=fail ;;
+        mpiexecarg=*) want=skip ;;
+      esac
+    done
+    local id="$dir/$name" log="logs/${dir//\//.}.$name.$np.log"
+    if [[ -n ${skip[$id]:-} || $want == skip ]]; then
+      local why=${skip[$id]:-"needs options of MPICH's mpiexec"}
+      echo "SKIP  $id np=$np: $why"
+      skipped=$((skipped + 1))
+      continue
+    fi
+    if [[ ! -x $tests/$dir/$name ]]; then
+      echo "NOT BUILT  $id (see $work/make-${dir%%/*}.log)"
+      unbuilt=$((unbuilt + 1))
+      continue
+    fi
+    # mpirun ends a job that runs past MPIEXEC_TIMEOUT (exit 124), as
+    # MPICH's mpiexec does for its test runner; timeout(1) is the backstop.
+    local rc=0
+    (cd "$tests/$dir" && MPIEXEC_TIMEOUT=$limit timeout $((limit + 60)) \
+       "$mpirun" -np "$np" "${envs[@]}" "./$name" "${args[@]}") > "$log" 2>&1 < /dev/null || rc=$?
+    local good=0
+    if [[ $want == fail ]]; then
+      if [[ $rc != 0 ]]; then good=1; fi
+    elif [[ $rc == 0 ]] && grep -qi "no errors" "$log"; then
+      good=1
+    fi
+    if [[ $good == 1 ]]; then
+      passed=$((passed + 1))
+    elif [[ -n $xfail ]]; then
+      echo "XFAIL $id np=$np ${args[*]} (exit $rc; $work/$log)"
+      xfailed=$((xfailed + 1))
+    else
+      echo "FAIL  $id np=$np ${args[*]} (exit $rc; $work/$log)"
+      failed=$((failed + 1))
+    fi
+  done < "$tests/$dir/testlist"
+}
+for d in "${dirs[@]}"; do
+  run_list "$d"
+done
+echo "xfail $xfailed, skipped $skipped, not built $unbuilt"
+echo "$passed passed, $failed failed"
+[[ $failed == 0 ]]
