@@ -28,7 +28,8 @@
 #   build; they are reported as "not built".
 # - A test marked xfail in MPICH's list (behaviour the standard allows
 #   either way, e.g. cancelling a send) counts as "xfail" when it fails.
-# - Tests that need options of MPICH's mpiexec (mpiexecarg=) are skipped.
+# - Options for MPICH's mpiexec (mpiexecarg=) are dropped; those tests
+#   expect a non-zero exit status, which Axon's mpirun gives.
 set -euo pipefail
 
 prefix=${1:?usage: $0 PREFIX [WORKDIR] [DIR ...]}
@@ -43,7 +44,7 @@ work=$(cd "$work" && pwd)
 cd "$work"
 dirs=("$@")
 if [[ ${#dirs[@]} == 0 ]]; then
-  dirs=(attr basic coll comm datatype errhan group info init io mpi_t part pt2pt rma spawn topo errors threads)
+  dirs=(attr coll comm datatype errhan group info init io mpi_t part pt2pt rma spawn topo errors threads)
 fi
 
 # Tests that assume integer handles (name: reason).
@@ -93,6 +94,17 @@ for d in "${dirs[@]}"; do
   [[ -f $tests/$top/.built ]] && continue
   make -C "$tests/$top" -k -j"$(nproc)" LIBS="$work/removed.o" CFLAGS="-O2 -include mpi_fortran.h" \
     > "$work/make-${top}.log" 2>&1 || true
+  # --enable-strictmpi leaves out MPI-3.1's nonblocking collective I/O
+  # (io/i_*: MPICH called them MPIX when the list was written); every
+  # listed program the default target skipped gets its own try.
+  for list in "$tests/$top/testlist" "$tests/$top"/*/testlist; do
+    [[ -f $list ]] || continue
+    while read -r name np _; do
+      [[ -n $name && -n $np && $name != \#* && ! -x ${list%/testlist}/$name ]] || continue
+      make -C "${list%/testlist}" LIBS="$work/removed.o" CFLAGS="-O2 -include mpi_fortran.h" "$name" \
+        >> "$work/make-${top}.log" 2>&1 || true
+    done < "$list"
+  done
   touch "$tests/$top/.built"
 done
 
@@ -117,13 +129,11 @@ run_list() {
         timeLimit=*) limit=${w#timeLimit=} ;;
         xfail=*) xfail=1 ;;
         resultTest=TestStatus | resultTest=TestErrFatal) want=fail ;;
-        mpiexecarg=*) want=skip ;;
       esac
     done
     local id="$dir/$name" log="logs/${dir//\//.}.$name.$np.log"
-    if [[ -n ${skip[$id]:-} || $want == skip ]]; then
-      local why=${skip[$id]:-"needs options of MPICH's mpiexec"}
-      echo "SKIP  $id np=$np: $why"
+    if [[ -n ${skip[$id]:-} ]]; then
+      echo "SKIP  $id np=$np: ${skip[$id]}"
       skipped=$((skipped + 1))
       continue
     fi
