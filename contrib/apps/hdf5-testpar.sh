@@ -17,17 +17,12 @@ set -euo pipefail
 
 prefix=${1:?usage: $0 PREFIX [WORKDIR]}
 work=${2:-/tmp/axon-hdf5}
-mpicc="$prefix/bin/mpicc"
-mpirun="$prefix/bin/mpirun"
-[[ -x $mpicc && -x $mpirun ]] || { echo "$0: no mpicc/mpirun under $prefix/bin" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$work"
-work=$(cd "$work" && pwd)
-cd "$work"
+. "$here/lib.sh"
+app_setup "$prefix" "$work"
 
 # 1. Source: `apt-get source` through a private deb-src list.
 if [[ ! -d src ]]; then
-  . "$here/debian-source.sh"
   debian_source hdf5 "$work"
   mkdir src
   tar xzf apt/hdf5_*.orig.tar.gz -C src --strip-components=1

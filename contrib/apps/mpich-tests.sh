@@ -35,13 +35,9 @@ set -euo pipefail
 prefix=${1:?usage: $0 PREFIX [WORKDIR] [DIR ...]}
 work=${2:-/tmp/axon-mpich-tests}
 shift $(($# < 2 ? $# : 2))
-mpicc="$prefix/bin/mpicc"
-mpirun="$prefix/bin/mpirun"
-[[ -x $mpicc && -x $mpirun ]] || { echo "$0: no mpicc/mpirun under $prefix/bin" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$work"
-work=$(cd "$work" && pwd)
-cd "$work"
+. "$here/lib.sh"
+app_setup "$prefix" "$work"
 dirs=("$@")
 if [[ ${#dirs[@]} == 0 ]]; then
   dirs=(attr coll comm datatype errhan group info init io mpi_t part pt2pt rma spawn topo errors threads)
@@ -56,7 +52,6 @@ declare -A skip=(
 
 # 1. Source.
 if [[ ! -d src ]]; then
-  . "$here/debian-source.sh"
   debian_source mpich "$work"
   mkdir src
   tar xJf apt/mpich_*.orig.tar.xz -C src --strip-components=1 --wildcards '*/test/mpi'
