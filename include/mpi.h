@@ -6,6 +6,8 @@
  * of every C binding (MPI_X and its profiling twin PMPI_X).  All values and
  * signatures are the ones fixed by the MPI 5.0 ABI (ABI version 1.0), so a
  * program built against this header runs with any conforming libmpi_abi.
+ * One block at the end goes beyond the ABI's header, for codes written
+ * against other MPIs (AXON_MPI_H_ABI_ONLY drops it; see there).
  *
  * Note: a prototype being declared here means the function is part of the
  * standard, not that Axon implements it yet.  libmpi_abi exports only the
@@ -4421,8 +4423,65 @@ int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
 int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
 int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
 
+/* ======================================================================== */
+/* Beyond the standard ABI's mpi.h                                          */
+/*                                                                          */
+/* Existing codes are written against Open MPI's or MPICH's mpi.h, which    */
+/* also declare the C <-> Fortran handle names (MPI_Fint, MPI_Comm_f2c, ...)*/
+/* and, in MPICH's case, the MPI-1 functions MPI-3.0 removed.  So that such */
+/* codes build unchanged, this header declares both unless the program      */
+/* defines AXON_MPI_H_ABI_ONLY, which leaves exactly the ABI's mpi.h.       */
+/* Neither part changes the ABI: the Fortran names are macros and inline    */
+/* functions over MPI_<handle>_toint / _fromint (mpi_fortran.h), and the    */
+/* removed functions are extra symbols of the library.                      */
+/* ======================================================================== */
+
+#if !defined(AXON_MPI_H_ABI_ONLY)
+
+/* Removed in MPI-3.0; each behaves as its MPI-2 successor (named beside it).
+ * MPI_LB and MPI_UB (removed with them) are not provided. */
+typedef MPI_Comm_errhandler_function MPI_Handler_function;
+int MPI_Address(void *location, MPI_Aint *address);             /* MPI_Get_address */
+int PMPI_Address(void *location, MPI_Aint *address);
+int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent);   /* MPI_Type_get_extent */
+int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent);
+int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement); /* MPI_Type_get_extent */
+int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement);
+int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement); /* lb + extent */
+int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);
+int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride,
+                     MPI_Datatype oldtype, MPI_Datatype *newtype); /* MPI_Type_create_hvector */
+int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride,
+                      MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_hindexed(int count, int *array_of_blocklengths,
+                      MPI_Aint *array_of_displacements, MPI_Datatype oldtype,
+                      MPI_Datatype *newtype);               /* MPI_Type_create_hindexed */
+int PMPI_Type_hindexed(int count, int *array_of_blocklengths,
+                       MPI_Aint *array_of_displacements, MPI_Datatype oldtype,
+                       MPI_Datatype *newtype);
+int MPI_Type_struct(int count, int *array_of_blocklengths,
+                    MPI_Aint *array_of_displacements,
+                    MPI_Datatype *array_of_types, MPI_Datatype *newtype); /* MPI_Type_create_struct */
+int PMPI_Type_struct(int count, int *array_of_blocklengths,
+                     MPI_Aint *array_of_displacements,
+                     MPI_Datatype *array_of_types, MPI_Datatype *newtype);
+int MPI_Errhandler_create(MPI_Handler_function *function,
+                          MPI_Errhandler *errhandler);      /* MPI_Comm_create_errhandler */
+int PMPI_Errhandler_create(MPI_Handler_function *function,
+                           MPI_Errhandler *errhandler);
+int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);   /* MPI_Comm_set_errhandler */
+int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler); /* MPI_Comm_get_errhandler */
+int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
+
+#endif /* !AXON_MPI_H_ABI_ONLY */
+
 #ifdef __cplusplus
 } /* extern "C" */
+#endif
+
+#if !defined(AXON_MPI_H_ABI_ONLY)
+#include "mpi_fortran.h"
 #endif
 
 #endif /* AXON_MPI_H */

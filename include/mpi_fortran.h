@@ -4,10 +4,13 @@
  * conversions out of mpi.h: the width of a Fortran INTEGER is chosen when
  * the Fortran side is compiled (-i8, -fdefault-integer-8), so no C ABI can
  * fix it. The ABI converts handles with MPI_<handle>_toint / _fromint
- * instead. C code that still uses the classic names (libraries with
- * Fortran entry points that call MPI_Comm_f2c, codes written against Open
- * MPI or MPICH) includes this header after mpi.h; it maps those names onto
- * the ABI functions, as the MPI Forum's ABI reference header does.
+ * instead. This header maps the classic names onto those functions, as the
+ * MPI Forum's ABI reference header does, for the C code that uses them
+ * (libraries with Fortran entry points that call MPI_Comm_f2c, codes
+ * written against Open MPI or MPICH). Axon's mpi.h includes it at its end,
+ * so such code builds unchanged, unless the program defines
+ * AXON_MPI_H_ABI_ONLY (mpi.h then holds only the ABI; include this header
+ * after it to get the names back).
  *
  * MPI_Fint is a C int unless MPI_ABI_Fint is defined before this header
  * (to the C type of the Fortran program's INTEGER). A handle converts to

@@ -120,6 +120,23 @@ AXON_API(int, MPI_Type_get_true_extent_x, (MPI_Datatype datatype, MPI_Count* tru
   return extent_of("MPI_Type_get_true_extent_x", datatype, true_lb, true_extent, true);
 }
 
+// MPI-1's names, removed in MPI-3.0 and kept for old codes (mpi.h). Without
+// MPI_LB / MPI_UB markers the bounds they report are the type's lb and ub.
+AXON_API(int, MPI_Type_extent, (MPI_Datatype datatype, MPI_Aint* extent)) {
+  MPI_Aint lb = 0;
+  return extent_of("MPI_Type_extent", datatype, &lb, extent, false);
+}
+AXON_API(int, MPI_Type_lb, (MPI_Datatype datatype, MPI_Aint* displacement)) {
+  MPI_Aint extent = 0;
+  return extent_of("MPI_Type_lb", datatype, displacement, &extent, false);
+}
+AXON_API(int, MPI_Type_ub, (MPI_Datatype datatype, MPI_Aint* displacement)) {
+  MPI_Aint lb = 0;
+  int rc = extent_of("MPI_Type_ub", datatype, &lb, displacement, false);
+  if (rc == MPI_SUCCESS) *displacement += lb;
+  return rc;
+}
+
 AXON_API(int, MPI_Type_get_name, (MPI_Datatype datatype, char* type_name, int* resultlen)) {
   Datatype* t = nullptr;
   if (int rc = type_or_raise(datatype, &t, "MPI_Type_get_name")) return rc;
@@ -341,10 +358,20 @@ AXON_API(int, MPI_Type_get_value_index, (MPI_Datatype value_type, MPI_Datatype i
   return MPI_SUCCESS;
 }
 
-AXON_API(int, MPI_Get_address, (const void* location, MPI_Aint* address)) {
-  if (!address) return raise_self(MPI_ERR_ARG, "MPI_Get_address", "address is NULL");
+namespace {
+int address_of(const char* fn, const void* location, MPI_Aint* address) {
+  if (!address) return raise_self(MPI_ERR_ARG, fn, "address is NULL");
   *address = static_cast<MPI_Aint>(reinterpret_cast<uintptr_t>(location));
   return MPI_SUCCESS;
+}
+}  // namespace
+
+AXON_API(int, MPI_Get_address, (const void* location, MPI_Aint* address)) {
+  return address_of("MPI_Get_address", location, address);
+}
+// MPI-1's name, removed in MPI-3.0 and kept for old codes (mpi.h).
+AXON_API(int, MPI_Address, (void* location, MPI_Aint* address)) {
+  return address_of("MPI_Address", location, address);
 }
 
 // Absolute addresses are plain byte addresses on Linux, so these are integer

@@ -382,34 +382,56 @@ AXON_API(int, MPI_Remove_error_string, (int errorcode)) {
   return MPI_SUCCESS;
 }
 
-AXON_API(int, MPI_Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler)) {
-  AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_set_errhandler");
+namespace {
+int set_comm_errhandler(const char* fn, MPI_Comm comm, MPI_Errhandler errhandler) {
+  AXON_COMM_OR_RAISE(c, comm, fn);
   Errhandler* e = errhandler_from_handle(errhandler);
   // MPI-4.1 has a class for this: MPI_ERR_ERRHANDLER (older MPIs used MPI_ERR_ARG).
-  if (!e) return raise(c, MPI_ERR_ERRHANDLER, "MPI_Comm_set_errhandler", "invalid error handler");
+  if (!e) return raise(c, MPI_ERR_ERRHANDLER, fn, "invalid error handler");
   errhandler_retain(e);
   if (c->errhandler) errhandler_release(c->errhandler);
   c->errhandler = e;
   return MPI_SUCCESS;
 }
 
-AXON_API(int, MPI_Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler* errhandler)) {
-  AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_get_errhandler");
-  if (!errhandler) return raise(c, MPI_ERR_ARG, "MPI_Comm_get_errhandler", "errhandler is NULL");
+int get_comm_errhandler(const char* fn, MPI_Comm comm, MPI_Errhandler* errhandler) {
+  AXON_COMM_OR_RAISE(c, comm, fn);
+  if (!errhandler) return raise(c, MPI_ERR_ARG, fn, "errhandler is NULL");
   errhandler_retain(c->errhandler);
   *errhandler = errhandler_handle(c->errhandler);
   return MPI_SUCCESS;
 }
 
-AXON_API(int, MPI_Comm_create_errhandler,
-         (MPI_Comm_errhandler_function * function, MPI_Errhandler* errhandler)) {
-  if (!function || !errhandler)
-    return raise_self(MPI_ERR_ARG, "MPI_Comm_create_errhandler", "NULL argument");
+int create_comm_errhandler(const char* fn, MPI_Comm_errhandler_function* function, MPI_Errhandler* errhandler) {
+  if (!function || !errhandler) return raise_self(MPI_ERR_ARG, fn, "NULL argument");
   auto* e = new Errhandler;
   e->kind = Errhandler::Kind::User;
   e->comm_fn = function;
   *errhandler = errhandler_handle(e);
   return MPI_SUCCESS;
+}
+}  // namespace
+
+AXON_API(int, MPI_Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler)) {
+  return set_comm_errhandler("MPI_Comm_set_errhandler", comm, errhandler);
+}
+AXON_API(int, MPI_Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler* errhandler)) {
+  return get_comm_errhandler("MPI_Comm_get_errhandler", comm, errhandler);
+}
+AXON_API(int, MPI_Comm_create_errhandler,
+         (MPI_Comm_errhandler_function * function, MPI_Errhandler* errhandler)) {
+  return create_comm_errhandler("MPI_Comm_create_errhandler", function, errhandler);
+}
+
+// MPI-1's names, removed in MPI-3.0 and kept for old codes (mpi.h).
+AXON_API(int, MPI_Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler)) {
+  return set_comm_errhandler("MPI_Errhandler_set", comm, errhandler);
+}
+AXON_API(int, MPI_Errhandler_get, (MPI_Comm comm, MPI_Errhandler* errhandler)) {
+  return get_comm_errhandler("MPI_Errhandler_get", comm, errhandler);
+}
+AXON_API(int, MPI_Errhandler_create, (MPI_Comm_errhandler_function * function, MPI_Errhandler* errhandler)) {
+  return create_comm_errhandler("MPI_Errhandler_create", function, errhandler);
 }
 
 AXON_API(int, MPI_Errhandler_free, (MPI_Errhandler * errhandler)) {

@@ -158,6 +158,11 @@ AXON_API(int, MPI_Type_create_hvector_c, (MPI_Count count, MPI_Count blocklength
                                           MPI_Datatype oldtype, MPI_Datatype* newtype)) {
   return vector("MPI_Type_create_hvector_c", count, blocklength, stride, oldtype, newtype, true, true);
 }
+// MPI-1's name, removed in MPI-3.0 and kept for old codes (mpi.h).
+AXON_API(int, MPI_Type_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                                 MPI_Datatype* newtype)) {
+  return vector("MPI_Type_hvector", count, blocklength, stride, oldtype, newtype, true, false);
+}
 
 AXON_API(int, MPI_Type_indexed, (int count, const int array_of_blocklengths[], const int array_of_displacements[],
                                  MPI_Datatype oldtype, MPI_Datatype* newtype)) {
@@ -181,6 +186,12 @@ AXON_API(int, MPI_Type_create_hindexed_c, (MPI_Count count, const MPI_Count arra
                                            MPI_Datatype* newtype)) {
   return indexed("MPI_Type_create_hindexed_c", count, array_of_blocklengths, array_of_displacements, oldtype,
                  newtype, true, true);
+}
+// MPI-1's name, removed in MPI-3.0 and kept for old codes (mpi.h).
+AXON_API(int, MPI_Type_hindexed, (int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                                  MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+  return indexed("MPI_Type_hindexed", count, array_of_blocklengths, array_of_displacements, oldtype, newtype, true,
+                 false);
 }
 
 AXON_API(int, MPI_Type_create_indexed_block, (int count, int blocklength, const int array_of_displacements[],
@@ -217,6 +228,12 @@ AXON_API(int, MPI_Type_create_struct_c, (MPI_Count count, const MPI_Count array_
                                          const MPI_Datatype array_of_types[], MPI_Datatype* newtype)) {
   return structure("MPI_Type_create_struct_c", count, array_of_blocklengths, array_of_displacements,
                    array_of_types, newtype, true);
+}
+// MPI-1's name, removed in MPI-3.0 and kept for old codes (mpi.h).
+AXON_API(int, MPI_Type_struct, (int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                                MPI_Datatype array_of_types[], MPI_Datatype* newtype)) {
+  return structure("MPI_Type_struct", count, array_of_blocklengths, array_of_displacements, array_of_types, newtype,
+                   false);
 }
 
 AXON_API(int, MPI_Type_create_subarray, (int ndims, const int array_of_sizes[], const int array_of_subsizes[],
