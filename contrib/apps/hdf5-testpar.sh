@@ -23,9 +23,7 @@ app_setup "$prefix" "$work"
 
 # 1. Source: `apt-get source` through a private deb-src list.
 if [[ ! -d src ]]; then
-  debian_source hdf5 "$work"
-  mkdir src
-  tar xzf apt/hdf5_*.orig.tar.gz -C src --strip-components=1
+  source_tree hdf5 "$work"
 fi
 
 # 2. Build: the library and the parallel tests only.
@@ -45,15 +43,12 @@ fi
 #    t_pflush2 then checks what was flushed.
 cd build/testpar
 [[ -n ${AXON_LIB:-} ]] && export LD_LIBRARY_PATH="$AXON_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-passed=0 failed=0
 run() {  # run EXPECTED_STATUS NP PROGRAM
   local want=$1 np=$2 prog=$3 rc=0
   timeout 1200 "$mpirun" -np "$np" "./$prog" > "$prog.np$np.log" 2>&1 || rc=$?
-  if [[ $rc == "$want" ]]; then
-    echo "PASS  $prog np=$np"; passed=$((passed + 1))
-  else
-    echo "FAIL  $prog np=$np (exit $rc, want $want; log $PWD/$prog.np$np.log)"; failed=$((failed + 1))
-  fi
+  local status=0
+  [[ $rc == "$want" ]] || status="$rc, want $want"
+  count_result "$prog np=$np" "$status" "$PWD/$prog.np$np.log"
 }
 run 0 4 t_mpi
 run 0 3 testphdf5
@@ -64,5 +59,4 @@ run 0 4 t_pflush2
 run 0 4 t_pread
 run 0 4 t_shapesame
 run 0 4 t_filters_parallel
-echo "$passed passed, $failed failed"
-[[ $failed == 0 ]]
+finish

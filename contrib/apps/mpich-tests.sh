@@ -15,17 +15,12 @@
 #
 # The suite is written against MPICH, whose handles are integers; Axon's
 # mpi.h is the MPI 5.0 standard ABI, whose handles are pointers. So:
-# - MPICH's datatype pool (dtpools) calls MPI_Type_hvector and
-#   MPI_Type_hindexed, removed in MPI-3.0; a small file maps them onto
-#   their MPI-2 forms, linked into the tests only.
-# - Programs that use MPI_Fint are compiled with -include mpi_fortran.h
-#   (the ABI keeps MPI_Fint out of mpi.h; see README).
 # - Programs that store handles in int variables, switch on handles or
 #   compare a message with MPI_REQUEST_NULL cannot work on any pointer-handle
 #   MPI; they are listed below and reported as skipped, with the reason.
-# - Programs using removed MPI-1 functions (MPI_Type_extent, MPI_LB,
-#   MPI_Errhandler_create, ...), MPICH extensions (MPIX_*) or QMPI do not
-#   build; they are reported as "not built".
+# - Programs using MPI_LB / MPI_UB (removed in MPI-3.0, not provided),
+#   MPICH extensions (MPIX_*) or QMPI do not build; they are reported as
+#   "not built".
 # - A test marked xfail in MPICH's list (behaviour the standard allows
 #   either way, e.g. cancelling a send) counts as "xfail" when it fails.
 # - Options for MPICH's mpiexec (mpiexecarg=) are dropped; those tests
@@ -52,9 +47,7 @@ declare -A skip=(
 
 # 1. Source.
 if [[ ! -d src ]]; then
-  debian_source mpich "$work"
-  mkdir src
-  tar xJf apt/mpich_*.orig.tar.xz -C src --strip-components=1 --wildcards '*/test/mpi'
+  source_tree mpich "$work" '*/test/mpi'
   # An Improbe that finds nothing leaves MPI_MESSAGE_NULL, which MPICH's
   # test compares with MPI_REQUEST_NULL (the same integer there).
   sed -i 's/\*message != MPI_REQUEST_NULL/*message != MPI_MESSAGE_NULL/' src/test/mpi/threads/pt2pt/mt_probe_impl.c
@@ -63,20 +56,6 @@ tests=$work/src/test/mpi
 
 # 2. Build (make -k: the programs that cannot build are reported below).
 if [[ ! -f $tests/util/.built ]]; then
-  cat > removed.c <<'C'
-/* MPI-1 datatype constructors removed in MPI-3.0 that MPICH's dtpools calls. */
-#include <mpi.h>
-int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    return MPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype);
-}
-int MPI_Type_hindexed(int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype oldtype,
-                      MPI_Datatype *newtype)
-{
-    return MPI_Type_create_hindexed(count, blocklengths, displacements, oldtype, newtype);
-}
-C
-  "$mpicc" -O2 -c removed.c -o removed.o
   (cd "$tests" && ./configure --with-mpi="$prefix" --enable-fortran=none --disable-cxx --enable-strictmpi \
      --enable-threads=multiple > "$work/configure.log" 2>&1) ||
     { echo "$0: configure failed; see $work/configure.log" >&2; exit 1; }
@@ -87,7 +66,7 @@ fi
 for d in "${dirs[@]}"; do
   top=${d%%/*}
   [[ -f $tests/$top/.built ]] && continue
-  make -C "$tests/$top" -k -j"$(nproc)" LIBS="$work/removed.o" CFLAGS="-O2 -include mpi_fortran.h" \
+  make -C "$tests/$top" -k -j"$(nproc)" CFLAGS="-O2" \
     > "$work/make-${top}.log" 2>&1 || true
   # --enable-strictmpi leaves out MPI-3.1's nonblocking collective I/O
   # (io/i_*: MPICH called them MPIX when the list was written); every
@@ -96,7 +75,7 @@ for d in "${dirs[@]}"; do
     [[ -f $list ]] || continue
     while read -r name np _; do
       [[ -n $name && -n $np && $name != \#* && ! -x ${list%/testlist}/$name ]] || continue
-      make -C "${list%/testlist}" LIBS="$work/removed.o" CFLAGS="-O2 -include mpi_fortran.h" "$name" \
+      make -C "${list%/testlist}" CFLAGS="-O2" "$name" \
         >> "$work/make-${top}.log" 2>&1 || true
     done < "$list"
   done
