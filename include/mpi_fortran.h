@@ -32,28 +32,38 @@ extern "C" {
 typedef MPI_ABI_Fint MPI_Fint;
 #undef MPI_ABI_Fint
 
+/* The header is valid C89 too (mpi.h includes it): no C99 inline keyword,
+ * no declarations in for loops. */
+#if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L)
+#define AXON_FORTRAN_INLINE static inline
+#else
+#define AXON_FORTRAN_INLINE static __inline__
+#endif
+
 /* A Fortran status is MPI_F_STATUS_SIZE integers: source, tag and error at
  * MPI_F_SOURCE / MPI_F_TAG / MPI_F_ERROR, then the implementation's words.
  * Passing MPI_STATUS_IGNORE (or a null Fortran status) is erroneous in MPI;
  * these return MPI_ERR_ARG for it instead of reading through a null pointer. */
-static inline int AXON_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
+AXON_FORTRAN_INLINE int AXON_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
 {
+    int i;
     if (c_status == MPI_STATUS_IGNORE || f_status == 0) return MPI_ERR_ARG;
     f_status[MPI_F_SOURCE] = (MPI_Fint)c_status->MPI_SOURCE;
     f_status[MPI_F_TAG] = (MPI_Fint)c_status->MPI_TAG;
     f_status[MPI_F_ERROR] = (MPI_Fint)c_status->MPI_ERROR;
-    for (int i = 0; i < MPI_F_STATUS_SIZE - 3; ++i)
+    for (i = 0; i < MPI_F_STATUS_SIZE - 3; ++i)
         f_status[3 + i] = (MPI_Fint)c_status->MPI_internal[i];
     return MPI_SUCCESS;
 }
 
-static inline int AXON_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
+AXON_FORTRAN_INLINE int AXON_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
 {
+    int i;
     if (f_status == 0 || c_status == MPI_STATUS_IGNORE) return MPI_ERR_ARG;
     c_status->MPI_SOURCE = (int)f_status[MPI_F_SOURCE];
     c_status->MPI_TAG = (int)f_status[MPI_F_TAG];
     c_status->MPI_ERROR = (int)f_status[MPI_F_ERROR];
-    for (int i = 0; i < MPI_F_STATUS_SIZE - 3; ++i)
+    for (i = 0; i < MPI_F_STATUS_SIZE - 3; ++i)
         c_status->MPI_internal[i] = (int)f_status[3 + i];
     return MPI_SUCCESS;
 }
@@ -109,6 +119,8 @@ static inline int AXON_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status
 #define PMPI_Type_f2c       PMPI_Type_fromint
 #define PMPI_Win_f2c        PMPI_Win_fromint
 #define PMPI_Status_f2c     AXON_Status_f2c
+
+#undef AXON_FORTRAN_INLINE
 
 #if defined(__cplusplus)
 }
