@@ -2,8 +2,8 @@
 # Builds parallel HDF5 (Debian's source package) with Axon's mpicc and runs
 # its MPI-IO test programs (testpar) under Axon's mpirun. An application-level
 # check of MPI-IO, derived datatypes and collectives that no unit test gives.
-# Not part of `make check`: it downloads about 14 MB and builds for 20–40
-# minutes on two cores.
+# Not part of `make check`: it downloads about 14 MB; build and run take
+# about 7 minutes on an idle two-core machine (20–40 on a busy one).
 #
 #   contrib/apps/hdf5-testpar.sh PREFIX [WORKDIR]
 #
