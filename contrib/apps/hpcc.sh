@@ -2,8 +2,9 @@
 # Builds the HPC Challenge benchmark (Debian's hpcc source package: HPL,
 # PTRANS, MPIRandomAccess, MPIFFT, STREAM, DGEMM and the ping-pong and ring
 # tests) with Axon's mpicc and runs it at 2 and 4 ranks. Each run passes
-# when HPCC's own verifications pass: HPL's residual and every PTRANS
-# check "PASSED", no "FAILED", no MPIRandomAccess errors, and an MPIFFT
+# when HPCC's own verifications pass: HPL's residual check and PTRANS's
+# five timed repetitions "PASSED" (PTRANS adds a CPU-time line for some of
+# them, how many depends on timing), no "FAILED", no MPIRandomAccess errors, and an MPIFFT
 # error below 1e-10. HPL still calls MPI_Address and MPI_Type_struct
 # (removed in MPI-3.0; see README). Not part of `make check`: it
 # downloads under 1 MB, builds for about a minute and runs for seconds.
@@ -66,7 +67,7 @@ run() {  # run NP P Q: HPL on a P x Q grid, the other tests on all NP ranks
   local out="$dir/hpccoutf.txt"
   if ((rc == 0)); then
     if [[ ! -f $out ]] || grep -q FAILED "$out" || ! grep -q '^Success=1' "$out" ||
-       [[ $(grep -c ' PASSED' "$out") -lt 11 ]] ||
+       ! grep -q '\.\.\.\.\.\. PASSED$' "$out" || [[ $(grep -c '^WALL .* PASSED ' "$out") -lt 5 ]] ||
        ! grep -q '^MPIRandomAccess_Errors=0$' "$out" || ! grep -q '^MPIRandomAccess_LCG_Errors=0$' "$out" ||
        ! awk -F= '/^MPIFFT_maxErr=/ { found = 1; exit !($2 < 1e-10) } END { if (!found) exit 1 }' "$out"; then
       rc="a verification failed"
