@@ -2,8 +2,9 @@
 # against an installed Axon.
 #
 #   app_setup PREFIX WORKDIR
-#     sets mpicc and mpirun (PREFIX/bin, exit 2 when missing), makes WORKDIR
-#     absolute (in $work), creates it and changes into it.
+#     sets mpicc, mpicxx, mpirun and mpiexec (PREFIX/bin; exit 2 when mpicc
+#     or mpirun is missing), makes WORKDIR absolute (in $work), creates it
+#     and changes into it.
 #   debian_source PACKAGE WORKDIR
 #     fetches the original tarball of a Debian source package through a
 #     private deb-src list (the system's apt sources stay as they are) into
@@ -18,6 +19,8 @@
 app_setup() {
   mpicc="$1/bin/mpicc"
   mpirun="$1/bin/mpirun"
+  mpicxx="$1/bin/mpicxx"
+  mpiexec="$1/bin/mpiexec"
   [[ -x $mpicc && -x $mpirun ]] || { echo "$0: no mpicc/mpirun under $1/bin" >&2; exit 2; }
   mkdir -p "$2"
   work=$(cd "$2" && pwd)

@@ -29,7 +29,7 @@ if [[ ! -f src/Makefile ]]; then
   echo 2.2 > src/.tarball-version
   echo 2.2 > src/sc/.tarball-version
   (cd src && ./bootstrap > bootstrap.log 2>&1 &&
-   ./configure --enable-mpi --disable-shared --without-blas CC="$mpicc" CXX="${mpicc%mpicc}mpicxx" \
+   ./configure --enable-mpi --disable-shared --without-blas CC="$mpicc" CXX="$mpicxx" \
      F77=gfortran FC=gfortran > configure.log 2>&1) ||
     { echo "$0: bootstrap or configure failed; logs in $work/src" >&2; exit 1; }
 fi
@@ -37,7 +37,7 @@ make -C src -j"$(nproc)" > make.log 2>&1 || { echo "$0: the p4est build failed; 
 
 for np in 2 4; do
   rc=0
-  make -C src -j1 check LOG_COMPILER="${mpirun%mpirun}mpiexec" AM_LOG_FLAGS="-n $np" > "check-np$np.log" 2>&1 || rc=$?
+  make -C src -j1 check LOG_COMPILER="$mpiexec" AM_LOG_FLAGS="-n $np" > "check-np$np.log" 2>&1 || rc=$?
   # Automake prints a result line per test (libsc's, then p4est's); FAIL,
   # ERROR and XPASS fail the suite, as they do there.
   while read -r result name; do
