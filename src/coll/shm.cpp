@@ -146,22 +146,14 @@ size_t least_chunk() {
   return c > 0 ? chunk_for(1) : kMinChunk;
 }
 
-// Where a rank last waited: the CPU it ran on, plus one (0: not known yet).
-// One line per rank, written only when it changes.
-struct alignas(64) Where {
-  std::atomic<int32_t> cpu_plus_one;
-};
-
-// Header, flag lines, small areas, two data sets, one Where line per rank,
-// then one sleepers count per flag line (futex wait mode: how many ranks
-// sleep on that line).
+// Header, flag lines, small areas, two data sets, then one sleepers count
+// per flag line (futex wait mode: how many ranks sleep on that line).
 size_t data_sets_end(int n, size_t chunk) {
   return sizeof(Header) + (kFlagSets + 2) * static_cast<size_t>(n) * sizeof(Flag) + kFlagSets * kSmall +
          2 * (static_cast<size_t>(n) + 1) * chunk;
 }
 size_t segment_bytes(int n, size_t chunk) {
-  return data_sets_end(n, chunk) + static_cast<size_t>(n) * sizeof(Where) +
-         (kFlagSets + 2) * static_cast<size_t>(n) * sizeof(uint32_t);
+  return data_sets_end(n, chunk) + (kFlagSets + 2) * static_cast<size_t>(n) * sizeof(uint32_t);
 }
 
 // Waits for `pred` with the library's policy (spin, then yield the core),
@@ -282,25 +274,15 @@ struct Seg {
   void arrived_all(uint64_t s) const {
     if (s - 1 > ns.safe) ns.safe = s - 1;
   }
-  Where* where(int i) const {
-    return reinterpret_cast<Where*>(static_cast<uint8_t*>(ns.base) + data_sets_end(n, chunk)) + i;
-  }
   // Member index of the rank that writes flag line f (every flag array
   // holds one line per member, the arrays back to back from arrive(0)).
   int writer_of(const Flag* f) const { return static_cast<int>((f - arrive(0)) % n); }
-  // Records the CPU this rank runs on now (read by waiters, see
-  // peer_spin_param); returns it, plus one.
-  int32_t publish_cpu() const {
-    int32_t mine = current_cpu_plus_one();
-    std::atomic<int32_t>& w = where(me)->cpu_plus_one;
-    if (w.load(std::memory_order_relaxed) != mine) w.store(mine, std::memory_order_relaxed);
-    return mine;
-  }
-  // Whether a rank that f[j..k) still waits for last ran on CPU `mine`.
+  // Whether a rank that f[j..k) still waits for last ran on CPU `mine`
+  // (as the ranks publish it in every oversubscribed wait, pml.h).
   bool waits_on_own_cpu(const Flag* f, int j, int k, uint64_t s, int32_t mine) const {
     for (; j < k; ++j)
       if (f[j].v.load(std::memory_order_acquire) < s &&
-          where(writer_of(&f[j]))->cpu_plus_one.load(std::memory_order_relaxed) == mine)
+          pml::peer_cpu(ns.ctx, ns.topo.members[writer_of(&f[j])]) == mine)
         return true;
     return false;
   }
@@ -335,7 +317,7 @@ struct Seg {
     // yield (or poll a while, see peer_spin_param), then sleep.
     const int64_t spins = pml::spin_rounds(), yields = spins + yields_param.get();
     static const uint64_t peer_spin_ns = static_cast<uint64_t>(std::max<int64_t>(peer_spin_param.get(), 0)) * 1000;
-    int32_t mine = peer_spin_ns ? publish_cpu() : 0;
+    int32_t mine = peer_spin_ns ? pml::publish_cpu() : 0;
     PeerPoll poll(peer_spin_ns);
     for (int64_t i = 1;; ++i) {
       while (j < k && f[j].v.load(std::memory_order_acquire) >= s) ++j;
@@ -353,7 +335,7 @@ struct Seg {
         }
         sched_yield();
         poll.yielded();
-        if (mine != 0) mine = publish_cpu();  // the scheduler may have moved this rank
+        if (mine != 0) mine = pml::publish_cpu();  // the scheduler may have moved this rank
         continue;
       }
       // Sleep on the first line not there yet (the others are re-checked
@@ -999,6 +981,7 @@ NodeState::~NodeState() {
 
 int node_topology(CommState* st) {
   if (!st->node) st->node = std::make_unique<NodeState>();
+  st->node->ctx = st->coll;
   Topology& t = st->node->topo;
   if (t.known) return MPI_SUCCESS;
   const pml::Context* ctx = st->coll;

@@ -40,6 +40,7 @@ struct Topology {
 // the first node-level call, see NodeState::attach).
 struct NodeState {
   Topology topo;
+  const pml::Context* ctx = nullptr;  // the communicator's collective context (members' CPUs, pml::peer_cpu)
   void* base = nullptr;
   size_t bytes = 0;
   size_t chunk = 0;   // slot bytes per rank and step (shm.cpp, chunk_param)

@@ -108,9 +108,15 @@ void complete_proc_null(Request* r) {
 
 int spin_rounds() { return spin; }
 
+int32_t publish_cpu() { return btl::publish_cpu(); }
+
+int32_t peer_cpu(const Context* ctx, int peer) {
+  if (peer < 0 || peer >= ctx->size()) return 0;
+  return btl::peer_cpu(ctx->world_of[static_cast<size_t>(peer)]);
+}
+
 bool shares_my_cpu(const Context* ctx, int peer) {
-  if (peer < 0 || peer >= ctx->size()) return false;
-  int32_t theirs = btl::peer_cpu(ctx->world_of[static_cast<size_t>(peer)]);
+  int32_t theirs = peer_cpu(ctx, peer);
   return theirs != 0 && theirs == current_cpu_plus_one();
 }
 

@@ -206,6 +206,14 @@ class Guard {
 // Whether waits spin before yielding (false when ranks outnumber cores).
 int spin_rounds();
 
+// Records the CPU this process runs on now where the local peers read it
+// (the shared-memory transport's segment); returns it plus one, 0 when not
+// known. Oversubscribed waits (here and in coll) call it before they poll.
+int32_t publish_cpu();
+// The CPU communicator rank `peer` of `ctx` last published, plus one; 0 when
+// not known (another node, no shared-memory transport, nothing published).
+int32_t peer_cpu(const Context* ctx, int peer);
+
 // Whether communicator rank `peer` of `ctx` last ran on the CPU this process
 // runs on now (local peers only; false when not known). Oversubscribed, a
 // rank that waits for several peers takes those first: they cannot run
