@@ -148,12 +148,9 @@ size_t least_chunk() {
 
 // Header, flag lines, small areas, two data sets, then one sleepers count
 // per flag line (futex wait mode: how many ranks sleep on that line).
-size_t data_sets_end(int n, size_t chunk) {
-  return sizeof(Header) + (kFlagSets + 2) * static_cast<size_t>(n) * sizeof(Flag) + kFlagSets * kSmall +
-         2 * (static_cast<size_t>(n) + 1) * chunk;
-}
 size_t segment_bytes(int n, size_t chunk) {
-  return data_sets_end(n, chunk) + (kFlagSets + 2) * static_cast<size_t>(n) * sizeof(uint32_t);
+  return sizeof(Header) + (kFlagSets + 2) * static_cast<size_t>(n) * sizeof(Flag) + kFlagSets * kSmall +
+         2 * (static_cast<size_t>(n) + 1) * chunk + (kFlagSets + 2) * static_cast<size_t>(n) * sizeof(uint32_t);
 }
 
 // Waits for `pred` with the library's policy (spin, then yield the core),
@@ -980,8 +977,10 @@ NodeState::~NodeState() {
 }
 
 int node_topology(CommState* st) {
-  if (!st->node) st->node = std::make_unique<NodeState>();
-  st->node->ctx = st->coll;
+  if (!st->node) {
+    st->node = std::make_unique<NodeState>();
+    st->node->ctx = st->coll;
+  }
   Topology& t = st->node->topo;
   if (t.known) return MPI_SUCCESS;
   const pml::Context* ctx = st->coll;
