@@ -18,6 +18,11 @@
 #ifndef AXON_MPI_H
 #define AXON_MPI_H
 
+/* The include guard of the MPI Forum's standard-ABI mpi.h: code may test it
+ * to know it is built against the standard ABI, and a second standard-ABI
+ * mpi.h included after this one is skipped instead of redefining it. */
+#define MPI_H_ABI
+
 #include <stdint.h>
 
 #ifdef __cplusplus

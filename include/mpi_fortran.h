@@ -40,14 +40,27 @@ typedef MPI_ABI_Fint MPI_Fint;
 #define AXON_FORTRAN_INLINE static __inline__
 #endif
 
+/* MPI_F_STATUS_IGNORE / MPI_F_STATUSES_IGNORE: the addresses a Fortran
+ * MPI_STATUS_IGNORE / MPI_STATUSES_IGNORE arrive at in C, so C code behind a
+ * Fortran entry point can test for them (MPI-4.1 19.3.5). They are objects
+ * of the library (large enough for any MPI_Fint), one address each, which
+ * Axon's Fortran bindings pass for the Fortran constants. */
+extern char MPIX_F_status_ignore[];
+extern char MPIX_F_statuses_ignore[];
+#define MPI_F_STATUS_IGNORE   ((MPI_Fint *)(void *)MPIX_F_status_ignore)
+#define MPI_F_STATUSES_IGNORE ((MPI_Fint *)(void *)MPIX_F_statuses_ignore)
+
 /* A Fortran status is MPI_F_STATUS_SIZE integers: source, tag and error at
  * MPI_F_SOURCE / MPI_F_TAG / MPI_F_ERROR, then the implementation's words.
- * Passing MPI_STATUS_IGNORE (or a null Fortran status) is erroneous in MPI;
- * these return MPI_ERR_ARG for it instead of reading through a null pointer. */
+ * Passing MPI_STATUS_IGNORE, MPI_F_STATUS_IGNORE (or a null status) is
+ * erroneous in MPI; these return MPI_ERR_ARG for it instead of reading
+ * through a null pointer or writing into the ignore object. */
 AXON_FORTRAN_INLINE int AXON_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
 {
     int i;
-    if (c_status == MPI_STATUS_IGNORE || f_status == 0) return MPI_ERR_ARG;
+    if (c_status == MPI_STATUS_IGNORE || f_status == 0 || f_status == MPI_F_STATUS_IGNORE ||
+        f_status == MPI_F_STATUSES_IGNORE)
+        return MPI_ERR_ARG;
     f_status[MPI_F_SOURCE] = (MPI_Fint)c_status->MPI_SOURCE;
     f_status[MPI_F_TAG] = (MPI_Fint)c_status->MPI_TAG;
     f_status[MPI_F_ERROR] = (MPI_Fint)c_status->MPI_ERROR;
@@ -59,7 +72,9 @@ AXON_FORTRAN_INLINE int AXON_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_
 AXON_FORTRAN_INLINE int AXON_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
 {
     int i;
-    if (f_status == 0 || c_status == MPI_STATUS_IGNORE) return MPI_ERR_ARG;
+    if (f_status == 0 || f_status == MPI_F_STATUS_IGNORE || f_status == MPI_F_STATUSES_IGNORE ||
+        c_status == MPI_STATUS_IGNORE)
+        return MPI_ERR_ARG;
     c_status->MPI_SOURCE = (int)f_status[MPI_F_SOURCE];
     c_status->MPI_TAG = (int)f_status[MPI_F_TAG];
     c_status->MPI_ERROR = (int)f_status[MPI_F_ERROR];

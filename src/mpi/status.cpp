@@ -10,6 +10,14 @@
 using namespace axon;
 using namespace axon::mpi;
 
+// MPI_F_STATUS_IGNORE / MPI_F_STATUSES_IGNORE (include/mpi_fortran.h): only
+// their addresses matter. Sized for MPI_F_STATUS_SIZE integers of 8 bytes,
+// the widest Fortran INTEGER, so a Fortran side may point at them as statuses.
+extern "C" {
+__attribute__((visibility("default"), aligned(16))) char MPIX_F_status_ignore[MPI_F_STATUS_SIZE * 8];
+__attribute__((visibility("default"), aligned(16))) char MPIX_F_statuses_ignore[MPI_F_STATUS_SIZE * 8];
+}
+
 namespace {
 
 // Bytes of the first `elements` basic elements of a stream of `type` items,

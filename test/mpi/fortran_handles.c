@@ -10,7 +10,9 @@
  *     layout, a user op reduces);
  *   - a status received from a peer survives c2f / f2c: source, tag, error
  *     and MPI_Get_count of the converted copy;
- *   - MPI_STATUS_IGNORE or a null Fortran status gives MPI_ERR_ARG. */
+ *   - MPI_STATUS_IGNORE, MPI_F_STATUS_IGNORE, MPI_F_STATUSES_IGNORE or a null
+ *     Fortran status gives MPI_ERR_ARG; the two Fortran ignore addresses are
+ *     distinct, not null, and not MPI_STATUS_IGNORE. */
 #include "../mpi/check.h"
 
 #include <mpi_fortran.h>
@@ -150,6 +152,13 @@ static void check_status(int rank, int size)
         CHECK(memcmp(&back, &status, sizeof status) == 0, "the status survives c2f/f2c unchanged");
         CHECK(MPI_Status_c2f(MPI_STATUS_IGNORE, fstatus) == MPI_ERR_ARG, "c2f of MPI_STATUS_IGNORE");
         CHECK(MPI_Status_f2c(NULL, &back) == MPI_ERR_ARG, "f2c of a null Fortran status");
+        CHECK(MPI_F_STATUS_IGNORE != NULL && MPI_F_STATUSES_IGNORE != NULL &&
+                  MPI_F_STATUS_IGNORE != MPI_F_STATUSES_IGNORE,
+              "MPI_F_STATUS_IGNORE %p, MPI_F_STATUSES_IGNORE %p", (void *)MPI_F_STATUS_IGNORE,
+              (void *)MPI_F_STATUSES_IGNORE);
+        CHECK(MPI_Status_c2f(&back, MPI_F_STATUS_IGNORE) == MPI_ERR_ARG, "c2f into MPI_F_STATUS_IGNORE");
+        CHECK(MPI_Status_c2f(&back, MPI_F_STATUSES_IGNORE) == MPI_ERR_ARG, "c2f into MPI_F_STATUSES_IGNORE");
+        CHECK(MPI_Status_f2c(MPI_F_STATUS_IGNORE, &back) == MPI_ERR_ARG, "f2c of MPI_F_STATUS_IGNORE");
     }
 }
 
