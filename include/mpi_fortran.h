@@ -19,6 +19,9 @@
  * compared with the constants of a Fortran MPI module built for the ABI. */
 #ifndef AXON_MPI_FORTRAN_H
 #define AXON_MPI_FORTRAN_H
+/* The guard of the MPI Forum's ABI mpi_fortran.h: its names are defined
+ * here, so that header included after this one is skipped. */
+#define MPI_FORTRAN_H_ABI
 
 #include <mpi.h>
 

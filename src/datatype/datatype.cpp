@@ -258,7 +258,7 @@ Datatype* datatype_from_handle(MPI_Datatype handle) {
         if (value < datatype_handle_base || value >= datatype_handle_base + datatype_handle_span) return nullptr;
         return table().by_value[value - datatype_handle_base];
     }
-    if (value % alignof(Datatype) != 0) return nullptr;
+    if (!may_be_object<Datatype>(handle)) return nullptr;
     auto* type = reinterpret_cast<Datatype*>(value);
     return type->magic == datatype_magic_live ? type : nullptr;
 }

@@ -18,6 +18,8 @@
 #include <span>
 #include <vector>
 
+#include "base/handle.h"
+
 namespace axon {
 
 // The machine representation of one basic element, which selects the

@@ -183,7 +183,7 @@ Errhandler* errhandler_from_handle(MPI_Errhandler h) {
   if (h == MPI_ERRORS_ARE_FATAL) return &fatal_handler;
   if (h == MPI_ERRORS_RETURN) return &return_handler;
   if (h == MPI_ERRORS_ABORT) return &abort_handler;
-  if (h == MPI_ERRHANDLER_NULL || reinterpret_cast<uintptr_t>(h) < 4096) return nullptr;
+  if (!may_be_object<Errhandler>(h)) return nullptr;
   auto* e = reinterpret_cast<Errhandler*>(h);
   return e->magic == kErrhandlerMagic ? e : nullptr;
 }

@@ -140,7 +140,7 @@ struct FileObj {
 };
 
 FileObj* file_of(MPI_File h) {
-  if (h == MPI_FILE_NULL || reinterpret_cast<uintptr_t>(h) < 4096) return nullptr;
+  if (!may_be_object<FileObj>(h)) return nullptr;
   auto* f = reinterpret_cast<FileObj*>(h);
   return f->magic == kFileMagic ? f : nullptr;
 }

@@ -40,7 +40,7 @@ int group_compare(const Group& a, const Group& b) {
 
 Group* group_from_handle(MPI_Group h) {
   if (h == MPI_GROUP_EMPTY) return &empty_group;
-  if (h == MPI_GROUP_NULL || reinterpret_cast<uintptr_t>(h) < 4096) return nullptr;
+  if (!may_be_object<Group>(h)) return nullptr;
   auto* g = reinterpret_cast<Group*>(h);
   return g->magic == kGroupMagic ? g : nullptr;
 }

@@ -165,7 +165,7 @@ Info* info_from_handle(MPI_Info h) {
     }
     return &e.info;
   }
-  if (h == MPI_INFO_NULL || reinterpret_cast<uintptr_t>(h) < 4096) return nullptr;
+  if (!may_be_object<Info>(h)) return nullptr;
   auto* info = reinterpret_cast<Info*>(h);
   return info->magic == kInfoMagic ? info : nullptr;
 }

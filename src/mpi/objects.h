@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/handle.h"
 #include "pml/pml.h"
 
 namespace axon::coll {

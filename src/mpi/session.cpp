@@ -78,7 +78,7 @@ void copy_name(const char* name, int* len, char* out) {
 }  // namespace
 
 Session* session_from_handle(MPI_Session handle) {
-  if (handle == MPI_SESSION_NULL || reinterpret_cast<uintptr_t>(handle) < 4096) return nullptr;
+  if (!may_be_object<Session>(handle)) return nullptr;
   auto* s = reinterpret_cast<Session*>(handle);
   return s->magic == kSessionMagic ? s : nullptr;
 }

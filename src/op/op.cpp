@@ -103,7 +103,7 @@ Op* op_from_handle(MPI_Op handle) {
             default: return nullptr;  // MPI_OP_NULL, gaps, other handle kinds
         }
     }
-    if (value % alignof(Op) != 0) return nullptr;
+    if (!may_be_object<Op>(handle)) return nullptr;
     auto* op = reinterpret_cast<Op*>(value);
     return op->magic == op_magic_live ? op : nullptr;
 }
