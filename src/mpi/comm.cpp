@@ -24,7 +24,7 @@ Comm* comm_self() { return &self; }
 Comm* comm_from_handle(MPI_Comm h) {
   if (h == MPI_COMM_WORLD) return world.magic == kCommMagic && world.size() > 0 ? &world : nullptr;
   if (h == MPI_COMM_SELF) return self.magic == kCommMagic && self.size() > 0 ? &self : nullptr;
-  if (h == MPI_COMM_NULL || reinterpret_cast<uintptr_t>(h) < 4096) return nullptr;
+  if (!may_be_object<Comm>(h)) return nullptr;
   auto* c = reinterpret_cast<Comm*>(h);
   return c->magic == kCommMagic ? c : nullptr;
 }
@@ -83,6 +83,11 @@ AXON_API(int, MPI_Comm_set_name, (MPI_Comm comm, const char* comm_name)) {
 }
 
 AXON_API(int, MPI_Comm_get_name, (MPI_Comm comm, char* comm_name, int* resultlen)) {
+  if (comm == MPI_COMM_NULL) {  // MPI-4.1 7.8: allowed, and named after itself
+    if (!comm_name || !resultlen) return raise_self(MPI_ERR_ARG, "MPI_Comm_get_name", "NULL argument");
+    *resultlen = static_cast<int>(std::strlen(std::strcpy(comm_name, "MPI_COMM_NULL")));
+    return MPI_SUCCESS;
+  }
   AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_get_name");
   if (!comm_name || !resultlen) return raise(c, MPI_ERR_ARG, "MPI_Comm_get_name", "NULL argument");
   std::memcpy(comm_name, c->name.c_str(), c->name.size() + 1);

@@ -139,11 +139,17 @@ std::vector<int> iota_ranks(int n) {
   return v;
 }
 
-// Agrees a pair over all of `parent` (an intracommunicator).
+// The collective context over exactly the processes a split of `c`
+// divides: its group, for an intercommunicator its local group
+// (MPI_Comm_split_type partitions "the group associated with comm").
+pml::Context* group_context(Comm* c) { return c->inter ? &c->local : &c->coll; }
+
+// Agrees a pair over all of `parent`'s group (an intercommunicator: its local group).
 int agree_on_parent(Comm* parent, int* pair) {
   int error = MPI_SUCCESS;
   int tag = internal_tag_for_sequence(parent->creation_seq++);
-  *pair = agree_context_pair(&parent->coll, iota_ranks(parent->size()), parent->rank(), tag, &error);
+  pml::Context* group = group_context(parent);
+  *pair = agree_context_pair(group, iota_ranks(group->size()), parent->rank(), tag, &error);
   return error;
 }
 
@@ -354,11 +360,14 @@ int finish_member(Comm* parent, int pair, int rank, std::vector<int> world, MPI_
   return MPI_SUCCESS;
 }
 
-// Split of an intracommunicator by (color, key); ties in key keep parent order.
+// Split of an intracommunicator by (color, key); ties in key keep parent
+// order. Given an intercommunicator it splits the local group into
+// intracommunicators (MPI_Comm_split_type).
 int split_intra(Comm* parent, int color, int key, MPI_Comm* newcomm) {
-  int n = parent->size();
+  pml::Context* group = group_context(parent);
+  int n = group->size();
   std::vector<int> mine{color, key}, all(2 * static_cast<size_t>(n));
-  int rc = coll::allgather_bytes(mine.data(), 2 * sizeof(int), all.data(), &parent->coll);
+  int rc = coll::allgather_bytes(mine.data(), 2 * sizeof(int), all.data(), group);
   if (rc != MPI_SUCCESS) return rc;
   int pair = -1;
   rc = agree_on_parent(parent, &pair);
@@ -371,7 +380,7 @@ int split_intra(Comm* parent, int color, int key, MPI_Comm* newcomm) {
   std::vector<int> world(same.size());
   int rank = MPI_UNDEFINED;
   for (size_t i = 0; i < same.size(); ++i) {
-    world[i] = parent->p2p.world_of[same[i]];
+    world[i] = group->world_of[same[i]];
     if (same[i] == parent->rank()) rank = static_cast<int>(i);
   }
   return finish_member(parent, pair, rank, std::move(world), newcomm);
@@ -407,47 +416,65 @@ int node_color() { return rte::job().local_peers.empty() ? rte::job().rank : rte
 
 }  // namespace
 
+namespace {
+
+// MPI_COMM_TYPE_HW_GUIDED and MPI_COMM_TYPE_RESOURCE_GUIDED split by the
+// resource the "mpi_hw_resource_type" hint names (MPI-4.1 7.4.2):
+// "mpi_shared_memory" is MPI_COMM_TYPE_SHARED's split (*shared_memory set,
+// nothing split yet); an hwloc object type splits by node, then by the
+// object of that type holding this process's bound CPUs. A missing or
+// unknown name, or a binding that spans several such objects, gives
+// MPI_COMM_NULL.
+int guided_split(Comm* c, int key, MPI_Info info, MPI_Comm* newcomm, bool* shared_memory) {
+  const Info* i = info_from_handle(info);
+  const std::string* value = i ? i->find("mpi_hw_resource_type") : nullptr;
+  if (value && *value == "mpi_shared_memory") {
+    *shared_memory = true;
+    return MPI_SUCCESS;
+  }
+  int index = value ? hw_object_index(*value) : MPI_UNDEFINED;
+  Comm* node = nullptr;
+  int rc = comm_split(c, index == MPI_UNDEFINED ? MPI_UNDEFINED : node_color(), c->rank(), &node);
+  if (rc != MPI_SUCCESS) return rc;
+  // Everyone took part in the first split; only members of a node
+  // communicator take part in the second.
+  if (!node) {
+    *newcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  Comm* level = nullptr;
+  rc = comm_split(node, index, key, &level);
+  comm_free(node);
+  if (rc != MPI_SUCCESS) return rc;
+  *newcomm = level->handle;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+// On an intercommunicator the split divides the local group (the group
+// associated with comm, MPI-4.1 7.4.2) into intracommunicators, as MPICH
+// does: group_context() is what every step below runs over.
 AXON_API(int, MPI_Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm)) {
   const char* fn = "MPI_Comm_split_type";
   AXON_COMM_OR_RAISE(c, comm, fn);
   if (!newcomm) return raise(c, MPI_ERR_ARG, fn, "newcomm is NULL");
-  if (c->inter) return raise(c, MPI_ERR_COMM, fn, "intercommunicator");
   if (info != MPI_INFO_NULL && !info_from_handle(info)) return raise(c, MPI_ERR_INFO, fn, "invalid info");
   int color = MPI_UNDEFINED;
+  bool shared_memory = split_type == MPI_COMM_TYPE_SHARED;  // the node's communicator
   const char* resource = nullptr;  // HW_UNGUIDED: the level split at
   switch (split_type) {
     case MPI_UNDEFINED:
-      break;
     case MPI_COMM_TYPE_SHARED:
-      color = node_color();
       break;
-    case MPI_COMM_TYPE_HW_GUIDED: {
-      // MPI-4.1 7.4.2: the "mpi_hw_resource_type" hint names the resource;
-      // "mpi_shared_memory" must be supported. Unknown or missing values give
-      // MPI_COMM_NULL.
-      const Info* i = info_from_handle(info);
-      const std::string* value = i ? i->find("mpi_hw_resource_type") : nullptr;
-      if (value && *value == "mpi_shared_memory") {
-        color = node_color();
-        break;
-      }
-      // A hardware level: split by node, then by the object within it.
-      int index = value ? hw_object_index(*value) : MPI_UNDEFINED;
-      Comm* node = nullptr;
-      int rc = comm_split(c, index == MPI_UNDEFINED ? MPI_UNDEFINED : node_color(), c->rank(), &node);
+    case MPI_COMM_TYPE_HW_GUIDED:
+    case MPI_COMM_TYPE_RESOURCE_GUIDED: {
+      // RESOURCE_GUIDED (MPI-4.1) names its resource with the same hint;
+      // the resources it knows are the hardware ones.
+      int rc = guided_split(c, key, info, newcomm, &shared_memory);
       if (rc != MPI_SUCCESS) return raise(c, rc, fn);
-      // Everyone took part in the first split; only members of a node
-      // communicator take part in the second.
-      if (!node) {
-        *newcomm = MPI_COMM_NULL;
-        return MPI_SUCCESS;
-      }
-      Comm* level = nullptr;
-      rc = comm_split(node, index, key, &level);
-      comm_free(node);
-      if (rc != MPI_SUCCESS) return raise(c, rc, fn);
-      *newcomm = level->handle;
-      return MPI_SUCCESS;
+      if (!shared_memory) return MPI_SUCCESS;
+      break;
     }
     case MPI_COMM_TYPE_HW_UNGUIDED: {
       // The largest hardware level that splits the parent into strict
@@ -458,21 +485,23 @@ AXON_API(int, MPI_Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_
       // No such level: MPI_COMM_NULL, as the standard allows. The level
       // goes back to the caller in the info argument (key
       // "mpi_hw_resource_type"), in a form MPI_COMM_TYPE_HW_GUIDED takes.
+      pml::Context* group = group_context(c);
+      const int n = group->size();
       color = node_color();
-      std::vector<int> all(c->size());
-      int rc = coll::allgather_bytes(&color, sizeof color, all.data(), &c->coll);
+      std::vector<int> all(static_cast<size_t>(n));
+      int rc = coll::allgather_bytes(&color, sizeof color, all.data(), group);
       if (rc != MPI_SUCCESS) return raise(c, rc, fn);
-      if (std::count(all.begin(), all.end(), color) != c->size()) {  // several nodes
+      if (std::count(all.begin(), all.end(), color) != n) {  // several nodes
         resource = "mpi_shared_memory";
         break;
       }
       color = MPI_UNDEFINED;
       for (const char* level : {"Package", "NUMANode", "L3Cache", "L2Cache", "L1Cache", "Core", "PU"}) {
         int index = hw_object_index(level);
-        rc = coll::allgather_bytes(&index, sizeof index, all.data(), &c->coll);
+        rc = coll::allgather_bytes(&index, sizeof index, all.data(), group);
         if (rc != MPI_SUCCESS) return raise(c, rc, fn);
         if (std::count(all.begin(), all.end(), MPI_UNDEFINED) > 0) break;  // deeper levels cannot do better
-        if (std::count(all.begin(), all.end(), index) < c->size()) {
+        if (std::count(all.begin(), all.end(), index) < n) {
           color = index;
           resource = level;
           break;
@@ -480,15 +509,13 @@ AXON_API(int, MPI_Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_
       }
       break;
     }
-    case MPI_COMM_TYPE_RESOURCE_GUIDED:
-      color = MPI_UNDEFINED;
-      break;
     default:
       return raise(c, MPI_ERR_ARG, fn, "unknown split type");
   }
+  if (shared_memory) color = node_color();
   int rc = split_intra(c, color, key, newcomm);
   if (rc != MPI_SUCCESS) return raise(c, rc, fn);
-  if (*newcomm != MPI_COMM_NULL && split_type == MPI_COMM_TYPE_SHARED) {
+  if (*newcomm != MPI_COMM_NULL && shared_memory) {
     set_hints(comm_from_handle(*newcomm), info);
   }
   if (*newcomm != MPI_COMM_NULL && resource && info != MPI_INFO_NULL)

@@ -27,9 +27,10 @@ void comm_open_intra(Comm* c, int pair, int rank, std::vector<int> world);
 // (the collective id of `local_pair`) carries local-group traffic.
 void comm_open_inter(Comm* c, int pair, int local_pair, int rank, std::vector<int> local_world,
                      std::vector<int> remote_world);
-// MPI_Comm_split's work on an intracommunicator, without argument checks:
-// *out is the new communicator, or nullptr where color is MPI_UNDEFINED.
-// Topology constructors build on it (src/mpi/topology.cpp).
+// MPI_Comm_split's work on an intracommunicator (on an intercommunicator:
+// on its local group, as MPI_Comm_split_type splits it), without argument
+// checks: *out is the new intracommunicator, or nullptr where color is
+// MPI_UNDEFINED. Topology constructors build on it (src/mpi/topology.cpp).
 int comm_split(Comm* parent, int color, int key, Comm** out);
 // Deallocates at once (error paths of a creation; nothing uses it yet).
 void comm_destroy(Comm* c);

@@ -138,11 +138,14 @@ AXON_API(int, MPI_Type_ub, (MPI_Datatype datatype, MPI_Aint* displacement)) {
 }
 
 AXON_API(int, MPI_Type_get_name, (MPI_Datatype datatype, char* type_name, int* resultlen)) {
+  // MPI-4.1 7.8: the null handle is allowed, and named after itself.
   Datatype* t = nullptr;
-  if (int rc = type_or_raise(datatype, &t, "MPI_Type_get_name")) return rc;
+  if (datatype != MPI_DATATYPE_NULL)
+    if (int rc = type_or_raise(datatype, &t, "MPI_Type_get_name")) return rc;
   if (!type_name || !resultlen) return raise_self(MPI_ERR_ARG, "MPI_Type_get_name", "NULL argument");
-  size_t n = strnlen(t->name, MPI_MAX_OBJECT_NAME - 1);
-  std::memcpy(type_name, t->name, n);
+  const char* name = t ? t->name : "MPI_DATATYPE_NULL";
+  size_t n = strnlen(name, MPI_MAX_OBJECT_NAME - 1);
+  std::memcpy(type_name, name, n);
   type_name[n] = '\0';
   *resultlen = static_cast<int>(n);
   return MPI_SUCCESS;

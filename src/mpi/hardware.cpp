@@ -1,13 +1,16 @@
 // MPI_COMM_TYPE_HW_GUIDED's resource lookup and MPI_Get_hw_resource_info,
 // both from hwloc.
 //
-// Resource types are hwloc object types, spelled as hwloc_type_sscanf reads
-// them ("Package", "NUMANode", "L3Cache", "Core", ...), with or without the
-// "hwloc://" scheme; MPI_Get_hw_resource_info reports them in the URI form,
-// so its keys can be handed back to MPI_Comm_split_type unchanged.
+// Resource types are hwloc object types, spelled as hwloc names them
+// ("Package", "NUMANode", "L3Cache", "Core", ..., in any case), with or
+// without the "hwloc://" scheme; MPI_Get_hw_resource_info reports them in
+// the URI form, so its keys can be handed back to MPI_Comm_split_type
+// unchanged.
 #include "mpi/hardware.h"
 
 #include <hwloc.h>
+
+#include <strings.h>
 
 #include <memory>
 
@@ -54,13 +57,22 @@ class Binding {
   bool ok_ = false;
 };
 
+// hwloc_type_sscanf takes abbreviations and stops reading at the first
+// character that is not a letter ("no_such_resource" reads as NUMANode), so
+// a name is a resource type only when it is hwloc's own name of the type it
+// reads as: an unknown resource type must give MPI_COMM_NULL (MPI-4.1 7.4.2).
+bool parse_type(const std::string& type_name, hwloc_obj_type_t* type) {
+  if (hwloc_type_sscanf(type_name.c_str(), type, nullptr, 0) != 0) return false;
+  return strcasecmp(type_name.c_str(), hwloc_obj_type_string(*type)) == 0;
+}
+
 }  // namespace
 
 int hw_object_index(const std::string& name) {
   std::string_view type_name = name;
   if (type_name.substr(0, kScheme.size()) == kScheme) type_name.remove_prefix(kScheme.size());
   hwloc_obj_type_t type;
-  if (hwloc_type_sscanf(std::string(type_name).c_str(), &type, nullptr, 0) != 0) return MPI_UNDEFINED;
+  if (!parse_type(std::string(type_name), &type)) return MPI_UNDEFINED;
   Binding b;
   if (!b.ok()) return MPI_UNDEFINED;
   hwloc_obj_t o = b.enclosing(type);

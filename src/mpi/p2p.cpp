@@ -341,6 +341,7 @@ int matched_receive(const char* fn, void* buf, MPI_Count count, MPI_Datatype dat
     return MPI_SUCCESS;
   }
   auto* m = reinterpret_cast<pml::Message*>(*message);
+  if (!pml::message_valid(m)) return raise_self(MPI_ERR_REQUEST, fn, "invalid message handle");
   *message = MPI_MESSAGE_NULL;
   return pml::imrecv(buf, count, type, m, out);
 }

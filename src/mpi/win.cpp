@@ -43,7 +43,7 @@ struct Win {
 };
 
 Win* win_of(MPI_Win h) {
-  if (h == MPI_WIN_NULL || reinterpret_cast<uintptr_t>(h) < 4096) return nullptr;
+  if (!may_be_object<Win>(h)) return nullptr;
   auto* w = reinterpret_cast<Win*>(h);
   return w->magic == kWinMagic ? w : nullptr;
 }
@@ -699,6 +699,11 @@ AXON_API(int, MPI_Win_set_name, (MPI_Win win_h, const char* win_name)) {
 }
 
 AXON_API(int, MPI_Win_get_name, (MPI_Win win_h, char* win_name, int* resultlen)) {
+  if (win_h == MPI_WIN_NULL) {  // MPI-4.1 7.8: allowed, and named after itself
+    if (!win_name || !resultlen) return raise_self(MPI_ERR_ARG, "MPI_Win_get_name", "NULL argument");
+    *resultlen = static_cast<int>(strlen(strcpy(win_name, "MPI_WIN_NULL")));
+    return MPI_SUCCESS;
+  }
   AXON_WIN_OR_RAISE(win, win_h, "MPI_Win_get_name");
   if (!win_name || !resultlen) return win_raise(win, MPI_ERR_ARG, "MPI_Win_get_name", "NULL argument");
   memcpy(win_name, win->name.c_str(), win->name.size() + 1);

@@ -1007,13 +1007,30 @@ int detach(Window* w, const void* base) {
   return MPI_ERR_RMA_RANGE;
 }
 
+namespace {
+// Where this process can load and store `rank`'s window memory directly, or
+// null: memory mapped here (the allocate flavors' segment, Win_create memory
+// moved to shared memory) and our own Win_create memory. A dynamic window
+// has no memory of its own (what is attached is not its size).
+const void* addressable_memory(const Window* w, int rank) {
+  const Peer& p = w->peers[rank];
+  if (w->flavor == Flavor::Dynamic || p.size == 0) return nullptr;
+  if (p.mapped) return p.mapped;
+  return rank == w->rank ? w->base : nullptr;
+}
+}  // namespace
+
 int shared_query(const Window* w, int rank, uint64_t* bytes, int* disp_unit, void** base) {
-  if (w->flavor != Flavor::Shared && w->flavor != Flavor::Allocate) return MPI_ERR_RMA_FLAVOR;
+  // MPI-4.1 12.2.3: every flavor may be queried; memory that is not directly
+  // addressable here answers size 0 and NULL (a Win_allocate window's ranks
+  // on other nodes, other ranks' private Win_create memory, dynamic windows).
   if (rank == MPI_PROC_NULL) {
-    // The first rank that has memory (MPI-4.1 12.2.3).
+    // The lowest rank that has memory (for allocate_shared windows every
+    // rank's is addressable), as MPICH and Open MPI read it for the other
+    // flavors too: the lowest such rank whose memory is addressable here.
     rank = -1;
     for (int r = 0; r < w->size && rank < 0; ++r)
-      if (w->peers[r].size && w->peers[r].mapped) rank = r;
+      if (addressable_memory(w, r)) rank = r;
     if (rank < 0) {
       *bytes = 0;
       *disp_unit = 1;
@@ -1021,14 +1038,12 @@ int shared_query(const Window* w, int rank, uint64_t* bytes, int* disp_unit, voi
       return MPI_SUCCESS;
     }
   }
-  // A Win_allocate window's rank on another node: its memory is not
-  // mapped here (size 0, base NULL).
-  // A rank that allocated no memory has none to point to: NULL, as MPICH
-  // returns (its test win_shared_noncontig_put asserts it).
-  const Peer& p = w->peers[rank];
-  *bytes = p.mapped ? p.size : 0;
-  *disp_unit = p.disp_unit;
-  *base = p.size ? p.mapped : nullptr;
+  // A rank that has no memory has none to point to: NULL, as MPICH returns
+  // (its test win_shared_noncontig_put asserts it).
+  const void* memory = addressable_memory(w, rank);
+  *bytes = memory ? w->peers[rank].size : 0;
+  *disp_unit = w->peers[rank].disp_unit;
+  *base = const_cast<void*>(memory);
   return MPI_SUCCESS;
 }
 

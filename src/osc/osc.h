@@ -170,7 +170,9 @@ void destroy(Window* w);  // collective: barrier, then unmaps
 int attach(Window* w, void* base, uint64_t bytes);  // MPI_ERR_RMA_ATTACH when full or overlapping
 int detach(Window* w, const void* base);            // MPI_ERR_RMA_RANGE when not attached
 
-// Win_shared_query: the target's memory in this process.
+// Win_shared_query (any flavor): the target's memory in this process when it
+// is directly addressable here, else size 0 and NULL (`rank` may be
+// MPI_PROC_NULL: the lowest rank with addressable memory).
 int shared_query(const Window* w, int rank, uint64_t* bytes, int* disp_unit, void** base);
 
 // ---- operations ------------------------------------------------------------

@@ -15,7 +15,11 @@
 namespace axon::pml {
 
 // A message that arrived before a matching receive was posted.
+// The magic lets MPI_Mrecv / MPI_Imrecv reject a garbage MPI_Message (pml::message_valid).
+inline constexpr uint32_t kMessageMagic = 0x4d534721u;  // "MSG!"
+
 struct Message {
+  uint32_t magic = kMessageMagic;
   MatchHeader header{};
   int source_world = -1;
   int am_id = 0;
@@ -62,7 +66,11 @@ void on_put_seg_ack(int src_world, const void* msg, size_t len);  // RPUT receiv
 void on_put_seg_key(int src_world, const void* msg, size_t len);  // RPUT sender: the next segment's key
 void on_cancel(int src_world, const void* msg, size_t len);
 void on_cancel_reply(int src_world, const void* msg, size_t len);
+// Sends a cancel request for a send whose message may wait unmatched at the
+// receiver (or marks a still queued one to follow it); no-op otherwise.
 void cancel_send(Request* r);
+// Whether a send's cancel has its answer: nothing is out or to go out.
+bool cancel_answered(const Request* r);
 
 // Delivers a message (arrived or unexpected) into a matched receive.
 void deliver(Request* recv, Message& m, const void* eager_payload, size_t payload_len);

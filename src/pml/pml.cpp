@@ -40,6 +40,17 @@ Counter wait_peer_polls{"axon_pml_wait_peer_polls", Counter::Class::Counter,
                         "Times such a wait polled instead, for a peer that last ran on another CPU "
                         "(AXON_WAIT_PEER_SPIN_US)"};
 
+// MPI_Cancel of a send asks the receiver whether the message still waits
+// unmatched there; the answer decides how the request completes. Waiting
+// for it inside the call (the receiver answers from its progress engine,
+// within microseconds when it is in any MPI call) makes the request
+// complete once MPI_Cancel returns, so that a program polling with
+// MPI_Request_get_status or MPI_Test sees it at once.
+IntParam cancel_wait_param{"AXON_CANCEL_WAIT_MS", 1000,
+                           "Milliseconds MPI_Cancel of a send waits (driving progress) for the receiver to say "
+                           "whether the message was withdrawn; past that the request completes when the answer "
+                           "comes. 0: return at once"};
+
 int spin = 2000;
 uint64_t peer_spin_ns = 0;
 std::vector<Request*> request_pool;
@@ -477,6 +488,8 @@ int improbe(int source, int tag, Context* ctx, bool* found, Message** msg, Reque
   return MPI_SUCCESS;
 }
 
+bool message_valid(const Message* m) { return may_be_object<Message>(m) && m->magic == kMessageMagic; }
+
 int imrecv(void* buf, MPI_Count count, const Datatype* type, Message* m, Request** out) {
   Guard guard;
   Request* r = request_alloc(Request::Kind::Recv);
@@ -493,13 +506,40 @@ int imrecv(void* buf, MPI_Count count, const Datatype* type, Message* m, Request
   return MPI_SUCCESS;
 }
 
+namespace {
+// Drives progress until the receiver answered a send's cancel, for at most
+// AXON_CANCEL_WAIT_MS. Without the lock between rounds: other threads go on.
+void await_cancel_answer(Request* r) {
+  int64_t ms = cancel_wait_param.get();
+  if (ms <= 0) return;
+  uint64_t deadline = now_ns() + static_cast<uint64_t>(ms) * 1000000u;
+  auto answered = [r] {
+    Guard guard;
+    return cancel_answered(r);
+  };
+  Backoff backoff(spin);
+  while (!answered() && now_ns() < deadline) {
+    if (progress() > 0) backoff.reset();
+    else backoff.idle();
+  }
+}
+}  // namespace
+
 void cancel(Request* r) {
-  Guard guard;
-  if (r->complete.load(std::memory_order_acquire)) return;
+  // An inactive persistent request has nothing to cancel (its last
+  // operation was completed and retired).
+  if (r->persistent && !r->active) return;
   if (r->kind == Request::Kind::Send) {
-    cancel_send(r);
+    if (!r->ctx) return;  // a request that stands for no message of its own
+    {
+      Guard guard;
+      cancel_send(r);  // also for a completed eager send: its message may still be withdrawn
+    }
+    await_cancel_answer(r);
     return;
   }
+  Guard guard;
+  if (r->complete.load(std::memory_order_acquire)) return;
   if (r->kind != Request::Kind::Recv) return;
   if (r->state != 0 || !r->ctx) return;  // already matched: it will complete normally
   // Still on the posted queue?

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <vector>
 
+#include "base/handle.h"
 #include "datatype/datatype.h"
 
 namespace axon::pml {
@@ -141,11 +142,17 @@ struct Message;  // a message removed from matching by mprobe
 int iprobe(int source, int tag, Context* ctx, bool* found, Request* info);
 int improbe(int source, int tag, Context* ctx, bool* found, Message** msg, Request* info);
 int imrecv(void* buf, MPI_Count count, const Datatype* type, Message* msg, Request** out);
+// True when `msg` is a message mprobe handed out (not garbage).
+bool message_valid(const Message* msg);
 
 // Marks a request for cancellation. A receive not yet matched completes as
 // cancelled at once. A send whose message waits unmatched at the receiver
-// (rendezvous or synchronous) is withdrawn there and completes as cancelled;
-// otherwise it completes normally (the cancel fails, as MPI allows).
+// (eager, rendezvous or synchronous; an eager send that completed already
+// becomes incomplete again until the answer) is withdrawn there and
+// completes as cancelled; otherwise it completes normally (the cancel
+// fails, as MPI allows). For a send, the call drives progress until the
+// receiver answered (at most AXON_CANCEL_WAIT_MS), so the request is
+// normally complete when it returns.
 void cancel(Request* req);
 
 // Drives every transport once and retries queued work, then runs the
@@ -166,7 +173,7 @@ Request* request_alloc(Request::Kind kind);
 void request_release(Request* req);
 constexpr uint32_t kRequestMagic = 0x52455155u;  // "REQU": a live request
 constexpr uint32_t kRequestFreed = 0xDEAD5155u;  // back in the pool
-inline bool request_valid(const Request* req) { return req && req->magic == kRequestMagic; }
+inline bool request_valid(const Request* req) { return may_be_object<Request>(req) && req->magic == kRequestMagic; }
 // Marks a request complete and runs its completion callback.
 void request_complete(Request* req);
 // For a started request nobody will wait for: `done` runs once the operation

@@ -39,7 +39,10 @@ std::vector<int> queued_to;            // by world rank: queued sends to that pe
 std::deque<Request*> streaming;        // senders pushing fragments
 std::deque<Reply> queued_replies;
 
-enum SendState : uint8_t { kSendQueued = 1, kSendWaitAck, kSendWaitFin, kSendWaitCts, kSendStreaming };
+// kSendEagerSent: a standard or ready eager message left and the request
+// completed, but the message may still wait unmatched at the receiver (a
+// cancel can withdraw it there).
+enum SendState : uint8_t { kSendQueued = 1, kSendWaitAck, kSendWaitFin, kSendWaitCts, kSendStreaming, kSendEagerSent };
 enum RecvState : uint8_t { kRecvPosted = 1, kRecvFragments, kRecvWaitPut, kRecvSegments };
 
 const uint8_t* send_data(const Request* r) {
@@ -124,6 +127,7 @@ int try_first_message(Request* r) {
       if (rc == kOk) {
         eager_sends.add();
         r->bytes = r->length;
+        r->state = kSendEagerSent;
         request_complete(r);
       }
     }
@@ -678,20 +682,32 @@ int retry_pending() {
         continue;
       }
       // Only a user's request can be cancelled, and it stays allocated until
-      // the user completes it, so `r` may be read after it left.
+      // the user completes it, so `r` may be read after it left. One the
+      // user freed (MPI_Request_free after MPI_Cancel) is released when it
+      // completes, which an eager message does as it leaves: it is kept
+      // until its cancel went out.
       bool cancel_now = r->cancel_when_sent;
+      bool release_after_cancel = cancel_now && r->free_when_complete;
+      if (release_after_cancel) r->free_when_complete = false;
       int rc = try_first_message(r);
       if (rc == kAgain) {
+        if (release_after_cancel) r->free_when_complete = true;
         blocked_in_pass[dest] = pass;
         queued_sends.push_back(r);
         continue;
       }
       if (rc != kOk) {
         r->error = MPI_ERR_OTHER;
+        r->cancel_when_sent = false;  // nothing left to cancel
+        if (release_after_cancel) r->free_when_complete = true;
         request_complete(r);
       } else if (cancel_now) {
         r->cancel_when_sent = false;
         cancel_send(r);
+        if (release_after_cancel) {
+          r->free_when_complete = true;
+          if (r->complete.load(std::memory_order_acquire)) request_release(r);  // nothing left to answer
+        }
       }
       --queued_to[dest];
       ++done;
@@ -708,21 +724,36 @@ int retry_pending() {
 
 // ---- cancelling sends --------------------------------------------------------
 
+bool cancel_answered(const Request* r) { return !r->cancel_pending && !r->cancel_when_sent; }
+
 void cancel_send(Request* r) {
   // Only a message waiting at the receiver for a match can be withdrawn:
-  // eager messages are complete already, and ones being fragmented were
-  // matched. A send still queued here (its transport was full or still
-  // connecting) already holds its sequence number, so it cannot simply
-  // vanish: it leaves as usual and the cancel follows it (retry_pending).
-  if (r->state == kSendQueued) {
+  // one being fragmented was matched. A send still queued here (its
+  // transport was full or still connecting) already holds its sequence
+  // number, so it cannot simply vanish: it leaves as usual and the cancel
+  // follows it (retry_pending).
+  if (r->cancel_pending || r->cancelled) return;
+  if (r->state == kSendQueued && !r->complete.load(std::memory_order_acquire)) {
     r->cancel_when_sent = true;
     return;
   }
-  if (r->cancel_pending || (r->state != kSendWaitFin && r->state != kSendWaitAck)) return;
+  // An eager message completed its request as it left, yet it may still
+  // wait unmatched at the receiver: the request becomes incomplete again
+  // until the receiver answers, and then completes as cancelled (withdrawn)
+  // or as sent. Any other completed send was matched.
+  bool eager_sent = r->state == kSendEagerSent && r->complete.load(std::memory_order_acquire);
+  if (!eager_sent && (r->complete.load(std::memory_order_acquire) ||
+                      (r->state != kSendWaitFin && r->state != kSendWaitAck)))
+    return;
+  if (eager_sent) {
+    r->complete.store(false, std::memory_order_relaxed);
+    r->done_while_cancelling = true;
+  }
   r->cancel_pending = true;
   CancelInfo info{to_id(r), r->ctx->id, r->ctx->rank, r->seq, 0};
-  int rc = btl::route(r->dest_world)->send(r->dest_world, kAmCancel, &info, sizeof info, nullptr, 0);
-  if (rc != kOk) r->cancel_pending = false;  // the transport is full: the cancel fails, as MPI allows
+  // Queued and retried when the transport is full: dropping it would leave
+  // an unmatched synchronous or rendezvous send with nothing to end it.
+  send_control(r->dest_world, kAmCancel, &info, sizeof info);
 }
 
 // Receiver: withdraw the message if it still waits unmatched.
