@@ -71,8 +71,12 @@ int Builder::add_copies(const Datatype& child, std::ptrdiff_t offset, std::size_
     std::size_t bytes = 0;
     if (__builtin_mul_overflow(child.size, n, &bytes) || __builtin_add_overflow(size_, bytes, &size_))
         return MPI_ERR_COUNT;
-    align_ = std::max(align_, child.align);
     if (child.size > 0) {
+        // The epsilon's k is the largest alignment among the basic entries
+        // of the type map: a child without data adds no entries, hence no
+        // alignment (contiguous(0, MPI_DOUBLE) inside a struct with one char
+        // leaves the struct's extent 1).
+        align_ = std::max(align_, child.align);
         const std::ptrdiff_t child_lo = lo + child.true_lb, child_hi = hi + child.true_lb + child.true_extent;
         data_lo_ = any_data_ ? std::min(data_lo_, child_lo) : child_lo;
         data_hi_ = any_data_ ? std::max(data_hi_, child_hi) : child_hi;
@@ -132,9 +136,10 @@ int Builder::finish(std::size_t reps, std::ptrdiff_t rep_stride, std::unique_ptr
     try {
         auto type = std::make_unique<Datatype>();
         type->derived = std::make_unique<DerivedParts>();
-        if (reps == 0) {  // an empty type map: no data, no markers
+        if (reps == 0) {  // an empty type map: no data, no markers, no alignment
             any_data_ = lb_marker_ = ub_marker_ = false;
             size_ = 0;
+            align_ = 1;
             reps = 1;
             rep_stride = 0;
         }

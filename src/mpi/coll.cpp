@@ -3,6 +3,7 @@
 // (MPI_I*) and persistent (*_init) form, each also with large counts (_c);
 // the forms share one checking function per collective (do_*), and the
 // entry points at the end of the file only forward to it.
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -154,6 +155,14 @@ int peers(const Comm* c) { return c->size(); }
     if (cond) return raise(c, code, fn, msg); \
   } while (0)
 
+// Whether a send and a receive buffer argument are certainly the same
+// memory. MPI_BOTTOM is no buffer of its own: with it each side's data lie
+// at the absolute addresses its datatype (and displacements) hold, so two
+// MPI_BOTTOMs with different send and receive types are different buffers
+// (and not MPI_IN_PLACE either). Reductions, whose two sides share one
+// datatype, compare the pointers themselves.
+bool same_buffer(const void* sendbuf, const void* recvbuf) { return sendbuf == recvbuf && sendbuf != MPI_BOTTOM; }
+
 // Where rank `r`'s block starts in a buffer of per-rank blocks: block r of
 // `count` items (displs null), or at displs[r] items.
 const void* own_block(const void* buf, MPI_Count count, const std::vector<MPI_Aint>* displs, const Datatype* type,
@@ -172,12 +181,30 @@ int do_barrier(const char* fn, MPI_Comm comm, Call call) {
   return submit(c, fn, a, call);
 }
 
+// Whether this process supplies the root's data of a rooted collective.
+bool at_root(const Comm* c, int root) { return c->inter ? root == MPI_ROOT : c->rank() == root; }
+// Whether this process takes no part (intercommunicator: the root's group
+// members other than the root). Only root (and the request) are significant
+// there (MPI-4.1 6.2.2): nothing else may be checked, yet the call still
+// goes to the collective layer, which keeps every process's sequence of
+// collectives on the communicator (the tags) in step.
+bool idle(const Comm* c, int root) { return c->inter && root == MPI_PROC_NULL; }
+
+// The call of a process that takes no part: no buffers, counts, types or op.
+int submit_idle(Comm* c, const char* fn, coll::Kind kind, Call call) {
+  coll::Args a;
+  a.kind = kind;
+  a.root = MPI_PROC_NULL;
+  return submit(c, fn, a, call);
+}
+
 int do_bcast(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm, Call call) {
   AXON_COMM_OR_RAISE(c, comm, fn);
   CHECK(check_request_arg(call));
+  CHECK(check_root(c, root));
+  if (idle(c, root)) return submit_idle(c, fn, coll::Kind::bcast, call);
   Datatype* type = nullptr;
   CHECK(check_side(buf, count, dt, &type));
-  CHECK(check_root(c, root));
   // Small blocking bcasts that the previous call took to the node segment
   // skip the Args and the selection (about 350 of 820 instructions per
   // call at 8 bytes, docs/collectives.md "Small bcast shortcut").
@@ -192,12 +219,6 @@ int do_bcast(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, int ro
   a.root = root;
   return submit(c, fn, a, call);
 }
-
-// Whether this process supplies the root's data of a rooted collective.
-bool at_root(const Comm* c, int root) { return c->inter ? root == MPI_ROOT : c->rank() == root; }
-// Whether this process takes no part (intercommunicator: the root's group
-// members other than the root).
-bool idle(const Comm* c, int root) { return c->inter && root == MPI_PROC_NULL; }
 
 int do_gather(const char* fn, coll::Kind kind, const void* sbuf, MPI_Count scount, MPI_Datatype stype, void* rbuf,
               MPI_Count rcount, const std::vector<MPI_Count>* rcounts, const std::vector<MPI_Aint>* rdispls,
@@ -231,10 +252,11 @@ int do_gather(const char* fn, coll::Kind kind, const void* sbuf, MPI_Count scoun
       CHECK(check_side(rbuf, rcount, rtype, &t));
     }
     a.recvbuf = rbuf, a.recvcount = rcount, a.recvtype = t;
-    CHECK_MSG(!a.in_place && !c->inter && sbuf == rbuf && scount > 0, MPI_ERR_BUFFER,
+    CHECK_MSG(!a.in_place && !c->inter && same_buffer(sbuf, rbuf) && scount > 0, MPI_ERR_BUFFER,
               "sendbuf and recvbuf are the same buffer");
     // The root's own block given as sendbuf: what MPI_IN_PLACE is for.
-    CHECK_MSG(!a.in_place && !c->inter && scount > 0 && sbuf == own_block(rbuf, rcount, rdispls, t, c->rank()),
+    CHECK_MSG(!a.in_place && !c->inter && scount > 0 &&
+                  same_buffer(sbuf, own_block(rbuf, rcount, rdispls, t, c->rank())),
               MPI_ERR_BUFFER, "sendbuf is the root's own block of recvbuf (use MPI_IN_PLACE)");
   }
   return submit(c, fn, a, call);
@@ -285,9 +307,10 @@ int do_scatter(const char* fn, coll::Kind kind, const void* sbuf, MPI_Count scou
       CHECK(check_side(sbuf, scount, stype, &t));
     }
     a.sendbuf = sbuf, a.sendcount = scount, a.sendtype = t;
-    CHECK_MSG(!a.in_place && !c->inter && sbuf == rbuf && rcount > 0, MPI_ERR_BUFFER,
+    CHECK_MSG(!a.in_place && !c->inter && same_buffer(sbuf, rbuf) && rcount > 0, MPI_ERR_BUFFER,
               "sendbuf and recvbuf are the same buffer");
-    CHECK_MSG(!a.in_place && !c->inter && rcount > 0 && rbuf == own_block(sbuf, scount, sdispls, t, c->rank()),
+    CHECK_MSG(!a.in_place && !c->inter && rcount > 0 &&
+                  same_buffer(rbuf, own_block(sbuf, scount, sdispls, t, c->rank())),
               MPI_ERR_BUFFER, "recvbuf is the root's own block of sendbuf (use MPI_IN_PLACE)");
   }
   return submit(c, fn, a, call);
@@ -330,10 +353,12 @@ int do_allgather(const char* fn, coll::Kind kind, const void* sbuf, MPI_Count sc
     CHECK(check_side(rbuf, rcount, rtype, &t));
   }
   a.recvbuf = rbuf, a.recvcount = rcount, a.recvtype = t;
-  CHECK_MSG(!a.in_place && sbuf == rbuf && scount > 0, MPI_ERR_BUFFER, "sendbuf and recvbuf are the same buffer");
+  CHECK_MSG(!a.in_place && same_buffer(sbuf, rbuf) && scount > 0, MPI_ERR_BUFFER,
+            "sendbuf and recvbuf are the same buffer");
   // This process's own block given as sendbuf: what MPI_IN_PLACE is for
   // (every process of such a call sees it, so all of them return the error).
-  CHECK_MSG(!a.in_place && !c->inter && scount > 0 && sbuf == own_block(rbuf, rcount, rdispls, t, c->rank()),
+  CHECK_MSG(!a.in_place && !c->inter && scount > 0 &&
+                same_buffer(sbuf, own_block(rbuf, rcount, rdispls, t, c->rank())),
             MPI_ERR_BUFFER, "sendbuf is this process's own block of recvbuf (use MPI_IN_PLACE)");
   return submit(c, fn, a, call);
 }
@@ -349,7 +374,28 @@ int do_allgatherv(const char* fn, const void* sbuf, MPI_Count scount, MPI_Dataty
   return do_allgather(fn, coll::Kind::allgatherv, sbuf, scount, stype, rbuf, 0, &counts, &disp, rtype, c, call);
 }
 
-// Alltoall, alltoallv and alltoallw. Displacements: items (v) or bytes (w).
+// Alltoallv / alltoallw: whether some peer's send block and receive block
+// begin at the same byte (the lowest byte each type map addresses), so that
+// the two buffers overlap for sure. One base address for both sides is not
+// enough: the displacements (bytes for alltoallw), or from MPI_BOTTOM the
+// absolute addresses in the datatypes, may keep every block apart.
+bool blocks_alias(const coll::Args& a) {
+  auto first_byte = [](const void* base, MPI_Aint displ_bytes, const Datatype* type) {
+    return reinterpret_cast<std::uintptr_t>(base) + static_cast<std::uintptr_t>(displ_bytes + type->true_lb);
+  };
+  bool w = a.kind == coll::Kind::alltoallw;
+  for (size_t i = 0; i < a.sendcounts.size(); ++i) {
+    const Datatype* st = w ? a.sendtypes[i] : a.sendtype;
+    const Datatype* rt = w ? a.recvtypes[i] : a.recvtype;
+    if (a.sendcounts[i] == 0 || a.recvcounts[i] == 0 || st->size == 0 || rt->size == 0) continue;
+    MPI_Aint sd = w ? a.sdispls[i] : a.sdispls[i] * st->extent;
+    MPI_Aint rd = w ? a.rdispls[i] : a.rdispls[i] * rt->extent;
+    if (first_byte(a.sendbuf, sd, st) == first_byte(a.recvbuf, rd, rt)) return true;
+  }
+  return false;
+}
+
+// Alltoallv and alltoallw. Displacements: items (v) or bytes (w).
 template <class C, class D>
 int do_alltoallx(const char* fn, coll::Kind kind, const void* sbuf, const C* scounts, const D* sdispls,
                  const MPI_Datatype* stypes, void* rbuf, const C* rcounts, const D* rdispls,
@@ -381,12 +427,10 @@ int do_alltoallx(const char* fn, coll::Kind kind, const void* sbuf, const C* sco
       CHECK(check_datatype(*stypes, &t));
       a.sendtype = t;
     }
-    bool any = false;
-    for (MPI_Count x : a.sendcounts) any |= x > 0;
-    CHECK_MSG(sbuf == rbuf && any, MPI_ERR_BUFFER, "sendbuf and recvbuf are the same buffer");
   }
   a.sendbuf = a.in_place ? nullptr : sbuf;
   a.recvbuf = rbuf;
+  CHECK_MSG(!a.in_place && blocks_alias(a), MPI_ERR_BUFFER, "a send block and a receive block start at the same byte");
   return submit(c, fn, a, call);
 }
 
@@ -407,7 +451,8 @@ int do_alltoall(const char* fn, const void* sbuf, MPI_Count scount, MPI_Datatype
   Datatype* t = nullptr;
   CHECK(check_side(rbuf, rcount, rtype, &t));
   a.recvbuf = rbuf, a.recvcount = rcount, a.recvtype = t;
-  CHECK_MSG(!a.in_place && sbuf == rbuf && scount > 0, MPI_ERR_BUFFER, "sendbuf and recvbuf are the same buffer");
+  CHECK_MSG(!a.in_place && same_buffer(sbuf, rbuf) && scount > 0, MPI_ERR_BUFFER,
+            "sendbuf and recvbuf are the same buffer");
   return submit(c, fn, a, call);
 }
 
@@ -417,23 +462,28 @@ int do_reduction(const char* fn, coll::Kind kind, const void* sbuf, void* rbuf, 
   CHECK(check_request_arg(call));
   bool rooted = kind == coll::Kind::reduce;
   if (rooted) CHECK(check_root(c, root));
+  if (rooted && idle(c, root)) return submit_idle(c, fn, kind, call);
   bool is_root = rooted ? at_root(c, root) : true;
-  bool takes_part = !(rooted && idle(c, root));
+  // sendbuf is not significant at an intercommunicator reduce's root,
+  // recvbuf only at a reduce's root (count, datatype and op everywhere).
+  bool sends = !(c->inter && rooted && is_root);
   Datatype* type = nullptr;
   CHECK(check_count(count));
   CHECK(check_datatype(dt, &type));
-  if (takes_part && !(c->inter && rooted && is_root)) {
+  if (sends) {
     CHECK_MSG(sbuf == MPI_IN_PLACE && (c->inter || !is_root), MPI_ERR_BUFFER, "MPI_IN_PLACE not allowed here");
     if (sbuf != MPI_IN_PLACE) CHECK(check_buffer(sbuf, rcounts ? 0 : count, type));
   }
-  if (is_root && takes_part) {
+  if (is_root) {
     CHECK_MSG(rbuf == MPI_IN_PLACE, MPI_ERR_BUFFER, "recvbuf is MPI_IN_PLACE");
     CHECK(check_buffer(rbuf, count, type));
   }
   Op* o = nullptr;
   CHECK(check_op(op, type, &o));
-  bool in_place = sbuf == MPI_IN_PLACE;
-  CHECK_MSG(!in_place && is_root && takes_part && sbuf == rbuf && count > 0, MPI_ERR_BUFFER,
+  bool in_place = sbuf == MPI_IN_PLACE && sends;
+  // One datatype describes both buffers, so equal pointers (MPI_BOTTOM
+  // included) are the same memory.
+  CHECK_MSG(!in_place && sends && is_root && sbuf == rbuf && count > 0, MPI_ERR_BUFFER,
             "sendbuf and recvbuf are the same buffer");
   // Small blocking reduces and allreduces that the previous call took to
   // the node segment skip the Args and the selection, as small bcasts do.
@@ -446,7 +496,7 @@ int do_reduction(const char* fn, coll::Kind kind, const void* sbuf, void* rbuf, 
   a.kind = kind;
   a.root = root;
   a.in_place = in_place;
-  a.sendbuf = a.in_place ? nullptr : sbuf;
+  a.sendbuf = a.in_place || !sends ? nullptr : sbuf;
   a.recvbuf = rbuf;
   a.recvcount = count;
   a.recvtype = type;

@@ -186,10 +186,13 @@ int topology_for(const char* fn, MPI_Comm comm, Comm** out, const Topology** top
   return MPI_SUCCESS;
 }
 
-int check_block(MPI_Count count, MPI_Datatype handle, const void* buf, Datatype** type) {
+// `block`: where the block starts (the buffer argument plus the block's
+// displacement), so that MPI_BOTTOM with an absolute address as the
+// displacement passes with a predefined type too.
+int check_block(MPI_Count count, MPI_Datatype handle, const void* block, Datatype** type) {
   if (int rc = check_count(count)) return rc;
   if (int rc = check_datatype(handle, type)) return rc;
-  return check_buffer(buf, count, *type);
+  return check_buffer(block, count, *type);
 }
 
 char* at(const void* base, MPI_Aint bytes) { return const_cast<char*>(static_cast<const char*>(base)) + bytes; }
@@ -234,9 +237,9 @@ int allgatherv(const char* fn, const void* sendbuf, Count sendcount, MPI_Datatyp
   if (in > 0 && (!recvcounts || !displs)) return raise(c, MPI_ERR_ARG, fn, "recvcounts or displs is NULL");
   std::vector<Transfer> plan;
   for (size_t k = 0; k < in; ++k) {
-    if (int rc = check_block(recvcounts[k], recvtype, recvbuf, &rt)) return raise(c, rc, fn, "invalid receive block");
-    plan.push_back({false, at(recvbuf, static_cast<MPI_Aint>(displs[k]) * rt->extent), recvcounts[k], rt,
-                    t->sources[k], recv_tag(*t, k)});
+    char* block = at(recvbuf, static_cast<MPI_Aint>(displs[k]) * rt->extent);
+    if (int rc = check_block(recvcounts[k], recvtype, block, &rt)) return raise(c, rc, fn, "invalid receive block");
+    plan.push_back({false, block, recvcounts[k], rt, t->sources[k], recv_tag(*t, k)});
   }
   for (size_t k = 0; k < t->destinations.size(); ++k)
     plan.push_back({true, const_cast<void*>(sendbuf), sendcount, st, t->destinations[k], send_tag(*t, k)});
@@ -285,14 +288,14 @@ int alltoallv(const char* fn, const void* sendbuf, const Count sendcounts[], con
     return raise(c, MPI_ERR_ARG, fn, "counts or displacements are NULL");
   std::vector<Transfer> plan;
   for (size_t k = 0; k < in; ++k) {
-    if (int rc = check_block(recvcounts[k], recvtype, recvbuf, &rt)) return raise(c, rc, fn, "invalid receive block");
-    plan.push_back({false, at(recvbuf, static_cast<MPI_Aint>(rdispls[k]) * rt->extent), recvcounts[k], rt,
-                    t->sources[k], recv_tag(*t, k)});
+    char* block = at(recvbuf, static_cast<MPI_Aint>(rdispls[k]) * rt->extent);
+    if (int rc = check_block(recvcounts[k], recvtype, block, &rt)) return raise(c, rc, fn, "invalid receive block");
+    plan.push_back({false, block, recvcounts[k], rt, t->sources[k], recv_tag(*t, k)});
   }
   for (size_t k = 0; k < out; ++k) {
-    if (int rc = check_block(sendcounts[k], sendtype, sendbuf, &st)) return raise(c, rc, fn, "invalid send block");
-    plan.push_back({true, at(sendbuf, static_cast<MPI_Aint>(sdispls[k]) * st->extent), sendcounts[k], st,
-                    t->destinations[k], send_tag(*t, k)});
+    char* block = at(sendbuf, static_cast<MPI_Aint>(sdispls[k]) * st->extent);
+    if (int rc = check_block(sendcounts[k], sendtype, block, &st)) return raise(c, rc, fn, "invalid send block");
+    plan.push_back({true, block, sendcounts[k], st, t->destinations[k], send_tag(*t, k)});
   }
   int rc = form == Form::Persistent ? persist(c, *t, plan, request)
                                     : run(c, plan, form == Form::Nonblocking ? request : nullptr);
@@ -315,14 +318,15 @@ int alltoallw(const char* fn, const void* sendbuf, const Count sendcounts[], con
   std::vector<Transfer> plan;
   for (size_t k = 0; k < in; ++k) {
     Datatype* rt = nullptr;
-    if (int rc = check_block(recvcounts[k], recvtypes[k], recvbuf, &rt))
-      return raise(c, rc, fn, "invalid receive block");
-    plan.push_back({false, at(recvbuf, rdispls[k]), recvcounts[k], rt, t->sources[k], recv_tag(*t, k)});
+    char* block = at(recvbuf, rdispls[k]);
+    if (int rc = check_block(recvcounts[k], recvtypes[k], block, &rt)) return raise(c, rc, fn, "invalid receive block");
+    plan.push_back({false, block, recvcounts[k], rt, t->sources[k], recv_tag(*t, k)});
   }
   for (size_t k = 0; k < out; ++k) {
     Datatype* st = nullptr;
-    if (int rc = check_block(sendcounts[k], sendtypes[k], sendbuf, &st)) return raise(c, rc, fn, "invalid send block");
-    plan.push_back({true, at(sendbuf, sdispls[k]), sendcounts[k], st, t->destinations[k], send_tag(*t, k)});
+    char* block = at(sendbuf, sdispls[k]);
+    if (int rc = check_block(sendcounts[k], sendtypes[k], block, &st)) return raise(c, rc, fn, "invalid send block");
+    plan.push_back({true, block, sendcounts[k], st, t->destinations[k], send_tag(*t, k)});
   }
   int rc = form == Form::Persistent ? persist(c, *t, plan, request)
                                     : run(c, plan, form == Form::Nonblocking ? request : nullptr);
