@@ -4,15 +4,20 @@
 #                                     from rdma-core's headers)
 #   contrib/install-deps.sh --tests   also what the test suite uses: network
 #                                     namespaces, a one-machine Slurm, rdma-core
-#                                     tools (contrib/rxe-vm/setup.sh adds the VM's)
+#                                     tools and the soft-RoCE VM's host tools
 #   contrib/install-deps.sh --peers   also Open MPI and MPICH (for contrib/bench)
 set -e
 packages="build-essential autoconf automake libtool pkg-config libpmix-dev libhwloc-dev procps"
+# The Fortran bindings: the compiler, and Python 3 that generates them.
+packages="$packages gfortran python3"
 packages="$packages libibverbs-dev librdmacm-dev"
 # Multi-node tests (network namespaces) and the one-machine Slurm test.
 packages_multinode="iproute2 util-linux slurmd slurmctld slurm-client slurm-wlm-basic-plugins munge"
-# RDMA tools for the soft-RoCE tests and benchmarks.
+# RDMA tools for the soft-RoCE tests and benchmarks, and the soft-RoCE VM's
+# host tools (installed here, not by the first VM test, whose time limit a
+# slow download would exceed).
 packages_verbs="ibverbs-utils ibverbs-providers rdmacm-utils perftest rdma-core"
+packages_verbs="$packages_verbs qemu-system-x86 busybox-static kmod cpio"
 for arg in "$@"; do
   case "$arg" in
     --tests) packages="$packages $packages_multinode $packages_verbs" ;;

@@ -1,0 +1,57 @@
+#!/bin/bash
+# mpifort / mpif90 / mpif77: -show, -fc=, AXON_FC (and MPICH_FC, OMPI_FC),
+# -compile-info / -link-info, no link flags with -c, and the note printed when
+# the compiler in use is another gfortran version than the one that built mpi.mod.
+set -u
+w="$AXON_BUILDDIR/src/tools/mpifort"
+[[ -x "$w" ]] || { echo "Fortran bindings not built: no $w"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+unset AXON_FC MPICH_FC OMPI_FC
+
+show=$("$w" -show prog.f90 -o prog) || fail "-show exited non-zero"
+echo "mpifort -show: $show"
+[[ "$show" == gfortran* || "$show" == *fortran* ]] || fail "-show does not start with the configured compiler: $show"
+[[ "$show" == *"-lmpifort_abi -lmpi_abi"* ]] || fail "-show lacks -lmpifort_abi -lmpi_abi"
+[[ "$show" == *"-Wl,-rpath,"* ]] || fail "-show lacks the rpath"
+[[ "$show" == *" prog.f90 -o prog "* ]] || fail "-show lost the user arguments"
+if gfortran -dumpversion >/dev/null 2>&1 && [[ $(gfortran -dumpversion | cut -d. -f1) -ge 10 ]]; then
+  [[ "$show" == *-fallow-argument-mismatch* ]] || fail "gfortran >= 10 without -fallow-argument-mismatch"
+fi
+for alias in mpif90 mpif77; do
+  [[ "$("$AXON_BUILDDIR/src/tools/$alias" -show prog.f90 -o prog)" == "$show" ]] || fail "$alias differs from mpifort"
+done
+
+[[ "$("$w" -fc=myfc -show x.f90)" == "myfc "* ]] || fail "-fc= not used"
+[[ "$(AXON_FC=axonfc "$w" -show x.f90)" == "axonfc "* ]] || fail "AXON_FC not used"
+[[ "$(MPICH_FC=mpichfc "$w" -show x.f90)" == "mpichfc "* ]] || fail "MPICH_FC not used"
+[[ "$(OMPI_FC=ompifc "$w" -show x.f90)" == "ompifc "* ]] || fail "OMPI_FC not used"
+[[ "$(AXON_FC=axonfc MPICH_FC=mpichfc "$w" -show x.f90)" == "axonfc "* ]] || fail "AXON_FC must win over MPICH_FC"
+[[ "$(AXON_FC=axonfc "$w" -fc=myfc -show x.f90)" == "myfc "* ]] || fail "-fc= must win over AXON_FC"
+[[ "$(AXON_FC=axonfc "$w" -fc=myfc -show x.f90)" != *"-fc="* ]] || fail "-fc= passed on to the compiler"
+
+c=$("$w" -show -c x.f90)
+[[ "$c" != *-lmpi_abi* ]] || fail "-c must not add link flags: $c"
+ci=$("$w" -compile-info)
+[[ "$ci" == *-I* && "$ci" != *-lmpi_abi* ]] || fail "-compile-info: $ci"
+li=$("$w" -link-info)
+[[ "$li" == *"-lmpifort_abi -lmpi_abi"* ]] || fail "-link-info: $li"
+[[ "$("$w" -compile_info)" == "$ci" && "$("$w" -link_info)" == "$li" ]] || fail "-compile_info/-link_info"
+
+# A "gfortran" of another version: the wrapper says the module does not match.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cat >"$tmp/gfortran" <<'EOS'
+#!/bin/sh
+case "$1" in
+  --version) echo "GNU Fortran (fake) 99.1.0" ;;
+  -dumpversion) echo 99.1.0 ;;
+esac
+exit 0
+EOS
+chmod +x "$tmp/gfortran"
+note=$("$w" -fc="$tmp/gfortran" -c x.f90 2>&1 >/dev/null)
+echo "note: $note"
+[[ "$note" == *"was built by gfortran"*"99.1.0"* ]] || fail "no note about the module's compiler version"
+same=$("$w" -c x.f90 -fc=gfortran -o /dev/null -fsyntax-only 2>&1 </dev/null | grep -c "was built by" || true)
+[[ "$same" == 0 ]] || fail "note printed for the configured compiler"
+echo "wrapper OK"
