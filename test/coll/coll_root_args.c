@@ -97,15 +97,29 @@ static int scatter(const void *s, int sn, MPI_Datatype st, void *b, int rn, MPI_
     }
 }
 /* counts / displs: int arrays; the _c forms get converted copies (NULL stays NULL). */
+struct large_vectors {
+    MPI_Count counts[MAXP];
+    MPI_Aint displs[MAXP];
+    const MPI_Count *lcp;
+    const MPI_Aint *ldp;
+};
+static void widen(struct large_vectors *v, const int *counts, const int *displs)
+{
+    for (int i = 0; i < MAXP; ++i) {
+        v->counts[i] = counts ? counts[i] : 0;
+        v->displs[i] = displs ? displs[i] : 0;
+    }
+    v->lcp = counts ? v->counts : NULL;
+    v->ldp = displs ? v->displs : NULL;
+}
 static int gatherv(const void *s, int sn, MPI_Datatype st, void *b, const int *counts, const int *displs,
                    MPI_Datatype rt, int root, MPI_Comm c, enum Form f)
 {
     MPI_Request r;
-    MPI_Count lc[MAXP];
-    MPI_Aint ld[MAXP];
-    const MPI_Count *lcp = counts ? lc : NULL;
-    const MPI_Aint *ldp = displs ? ld : NULL;
-    for (int i = 0; i < MAXP; ++i) lc[i] = counts ? counts[i] : 0, ld[i] = displs ? displs[i] : 0;
+    struct large_vectors v;
+    widen(&v, counts, displs);
+    const MPI_Count *lcp = v.lcp;
+    const MPI_Aint *ldp = v.ldp;
     switch (f) {
         case BLOCKING: return MPI_Gatherv(s, sn, st, b, counts, displs, rt, root, c);
         case BLOCKING_C: return MPI_Gatherv_c(s, sn, st, b, lcp, ldp, rt, root, c);
@@ -120,11 +134,10 @@ static int scatterv(const void *s, const int *counts, const int *displs, MPI_Dat
                     MPI_Datatype rt, int root, MPI_Comm c, enum Form f)
 {
     MPI_Request r;
-    MPI_Count lc[MAXP];
-    MPI_Aint ld[MAXP];
-    const MPI_Count *lcp = counts ? lc : NULL;
-    const MPI_Aint *ldp = displs ? ld : NULL;
-    for (int i = 0; i < MAXP; ++i) lc[i] = counts ? counts[i] : 0, ld[i] = displs ? displs[i] : 0;
+    struct large_vectors v;
+    widen(&v, counts, displs);
+    const MPI_Count *lcp = v.lcp;
+    const MPI_Aint *ldp = v.ldp;
     switch (f) {
         case BLOCKING: return MPI_Scatterv(s, counts, displs, st, b, rn, rt, root, c);
         case BLOCKING_C: return MPI_Scatterv_c(s, lcp, ldp, st, b, rn, rt, root, c);
