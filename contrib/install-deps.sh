@@ -4,7 +4,7 @@
 #                                     from rdma-core's headers)
 #   contrib/install-deps.sh --tests   also what the test suite uses: network
 #                                     namespaces, a one-machine Slurm, rdma-core
-#                                     tools and the soft-RoCE VM's host tools
+#                                     tools, the soft-RoCE VM's host tools, cmake
 #   contrib/install-deps.sh --peers   also Open MPI and MPICH (for contrib/bench)
 set -e
 packages="build-essential autoconf automake libtool pkg-config libpmix-dev libhwloc-dev procps"
@@ -18,9 +18,11 @@ packages_multinode="iproute2 util-linux slurmd slurmctld slurm-client slurm-wlm-
 # slow download would exceed).
 packages_verbs="ibverbs-utils ibverbs-providers rdmacm-utils perftest rdma-core"
 packages_verbs="$packages_verbs qemu-system-x86 busybox-static kmod cpio"
+# CMake: test/fortran/cmake.sh (find_package(MPI) finds Axon).
+packages_tools="cmake"
 for arg in "$@"; do
   case "$arg" in
-    --tests) packages="$packages $packages_multinode $packages_verbs" ;;
+    --tests) packages="$packages $packages_multinode $packages_verbs $packages_tools" ;;
     --peers) packages="$packages openmpi-bin libopenmpi-dev mpich libmpich-dev" ;;
     *) echo "usage: $0 [--tests] [--peers]" >&2; exit 2 ;;
   esac

@@ -75,7 +75,8 @@ SPECIAL_VARS = [  # Fortran name, declaration suffix, Fortran type, common block
 BIND_NAMES = {"MPI_F_STIG": "MPIX_F_status_ignore", "MPI_F_STSIG": "MPIX_F_statuses_ignore"}
 PREDEF_CALLBACKS = ["MPI_COMM_NULL_COPY_FN", "MPI_COMM_DUP_FN", "MPI_COMM_NULL_DELETE_FN",
                     "MPI_TYPE_NULL_COPY_FN", "MPI_TYPE_DUP_FN", "MPI_TYPE_NULL_DELETE_FN",
-                    "MPI_WIN_NULL_COPY_FN", "MPI_WIN_DUP_FN", "MPI_WIN_NULL_DELETE_FN"]
+                    "MPI_WIN_NULL_COPY_FN", "MPI_WIN_DUP_FN", "MPI_WIN_NULL_DELETE_FN",
+                    "MPI_CONVERSION_FN_NULL"]
 
 
 def constant_decls(constants):

@@ -4,6 +4,7 @@
 // attribute values (INTEGER(KIND=MPI_ADDRESS_KIND) in Fortran, void * in C),
 // spawn argv from CHARACTER arrays, MPI_Info_get_string's buffer length,
 // MPI_Pcontrol, and the predefined MPI_COMM_DUP_FN etc. as Fortran procedures.
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <map>
@@ -40,6 +41,10 @@ extern "C" {
   AXON_F_API void mpi_##lower##_null_delete_fn_(Fint*, Fint*, MPI_Aint*, MPI_Aint*, Fint* ierror) {     \
     *ierror = MPI_SUCCESS;                                                                              \
   }
+// MPI_CONVERSION_FN_NULL as a Fortran procedure (MPI_Register_datarep maps it to the C constant).
+AXON_F_API void mpi_conversion_fn_null_(void*, Fint*, Fint*, void*, MPI_Offset*, MPI_Aint*, Fint* ierror) {
+  *ierror = MPI_SUCCESS;
+}
 AXON_F_PREDEFINED_CALLBACKS(comm)
 AXON_F_PREDEFINED_CALLBACKS(type)
 AXON_F_PREDEFINED_CALLBACKS(win)
@@ -212,6 +217,41 @@ int grequest_cancel(void* state, int complete) {
   return ierr;
 }
 
+// ---- data representations: the Fortran callbacks travel in the extra state --
+// SUBROUTINE CONV(USERBUF, DATATYPE, COUNT, FILEBUF, POSITION, EXTRA_STATE, IERROR)
+using FConversionFn = void (*)(void*, Fint*, Fint*, void*, MPI_Offset*, MPI_Aint*, Fint*);
+// SUBROUTINE EXTENT(DATATYPE, EXTENT, EXTRA_STATE, IERROR)
+using FExtentFn = void (*)(Fint*, MPI_Aint*, MPI_Aint*, Fint*);
+struct FortranDatarep {  // lives as long as the registration: to the end of the process
+  FConversionFn read;
+  FConversionFn write;
+  FExtentFn extent;
+  MPI_Aint extra;
+};
+int datarep_convert(FConversionFn fn, void* userbuf, MPI_Datatype type, int count, void* filebuf,
+                    MPI_Offset position, FortranDatarep* d) {
+  Fint ftype = MPI_Type_toint(type), fcount = count, ierr = MPI_SUCCESS;
+  MPI_Offset fposition = position;
+  fn(userbuf, &ftype, &fcount, filebuf, &fposition, &d->extra, &ierr);
+  return ierr;
+}
+int datarep_read(void* userbuf, MPI_Datatype type, int count, void* filebuf, MPI_Offset position, void* state) {
+  auto* d = static_cast<FortranDatarep*>(state);
+  return datarep_convert(d->read, userbuf, type, count, filebuf, position, d);
+}
+int datarep_write(void* userbuf, MPI_Datatype type, int count, void* filebuf, MPI_Offset position, void* state) {
+  auto* d = static_cast<FortranDatarep*>(state);
+  return datarep_convert(d->write, userbuf, type, count, filebuf, position, d);
+}
+int datarep_extent(MPI_Datatype type, MPI_Aint* extent, void* state) {
+  auto* d = static_cast<FortranDatarep*>(state);
+  Fint ftype = MPI_Type_toint(type), ierr = MPI_SUCCESS;
+  MPI_Aint fextent = 0;
+  d->extent(&ftype, &fextent, &d->extra, &ierr);
+  *extent = fextent;
+  return ierr;
+}
+
 // ---- spawn: argv from a CHARACTER array ended by a blank entry -------------
 std::string trimmed(const char* f, size_t len) {
   while (len > 0 && f[len - 1] == ' ') --len;
@@ -357,6 +397,45 @@ AXON_F_API void mpi_info_get_string_(Fint* info, char* key, Fint* buflen, char* 
   if (!*flag) return;
   if (*buflen > 0) axon_f_str_out(c_value.data(), value, value_len);
   *buflen = c_buflen > 0 ? c_buflen - 1 : 0;
+}
+
+// MPI_REGISTER_DATAREP(DATAREP, READ_CONVERSION_FN, WRITE_CONVERSION_FN, DTYPE_FILE_EXTENT_FN,
+//                      EXTRA_STATE, IERROR): MPI_CONVERSION_FN_NULL becomes the C constant.
+AXON_F_API void mpi_register_datarep_(char* datarep, FConversionFn read_fn, FConversionFn write_fn,
+                                      FExtentFn extent_fn, MPI_Aint* extra, Fint* ierror, size_t datarep_len) {
+  char* c_name = axon_f_str_in(datarep, datarep_len);
+  FConversionFn null_fn = mpi_conversion_fn_null_;
+  bool null_read = read_fn == null_fn, null_write = write_fn == null_fn;
+  auto* d = new FortranDatarep{read_fn, write_fn, extent_fn, *extra};
+  *ierror = MPI_Register_datarep(c_name, null_read ? MPI_CONVERSION_FN_NULL : datarep_read,
+                                 null_write ? MPI_CONVERSION_FN_NULL : datarep_write,
+                                 extent_fn ? datarep_extent : nullptr, d);
+  free(c_name);
+  if (*ierror != MPI_SUCCESS) delete d;
+}
+
+// MPI_SESSION_GET_NTH_PSET(SESSION, INFO, N, PSET_LEN, PSET_NAME, IERROR): with
+// PSET_LEN = 0 it returns the length of the name (no terminator: the length a
+// CHARACTER needs); otherwise PSET_NAME gets the first min(PSET_LEN,
+// LEN(PSET_NAME)) characters of the name, blank-padded, and PSET_LEN is left.
+AXON_F_API void mpi_session_get_nth_pset_(Fint* session, Fint* info, Fint* n, Fint* pset_len, char* pset_name,
+                                          Fint* ierror, size_t pset_name_len) {
+  MPI_Session c_session = MPI_Session_fromint(*session);
+  MPI_Info c_info = MPI_Info_fromint(*info);
+  int need = *pset_len < 0 ? *pset_len : 0;  // a negative length: the C function raises MPI_ERR_ARG
+  *ierror = MPI_Session_get_nth_pset(c_session, c_info, *n, &need, nullptr);
+  if (*ierror != MPI_SUCCESS) return;
+  if (*pset_len == 0) {
+    *pset_len = need > 0 ? need - 1 : 0;
+    return;
+  }
+  std::vector<char> name(static_cast<size_t>(need) + 1, '\0');
+  *ierror = MPI_Session_get_nth_pset(c_session, c_info, *n, &need, name.data());
+  if (*ierror != MPI_SUCCESS) return;
+  size_t room = std::min(pset_name_len, static_cast<size_t>(*pset_len));
+  size_t copy = std::min(room, std::strlen(name.data()));
+  std::memcpy(pset_name, name.data(), copy);
+  std::memset(pset_name + copy, ' ', pset_name_len - copy);
 }
 
 AXON_F_API void mpi_comm_spawn_(char* command, char* argv, Fint* maxprocs, Fint* info, Fint* root, Fint* comm,

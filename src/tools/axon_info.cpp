@@ -4,6 +4,8 @@
 //   axon_info --counters every performance counter (MPI_T performance variable)
 #include <mpi.h>
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -68,6 +70,29 @@ int list_counters() {
   return 0;
 }
 
+bool exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+// The Fortran bindings: src/fortran/Makefile.inc defines AXON_INFO_FC (the
+// compiler configure found), AXON_INFO_FC_ID (compiler-version, the module
+// directory's name), AXON_INFO_FMODDIR and AXON_INFO_INCLUDEDIR when they are built.
+void fortran_summary() {
+#if defined(AXON_INFO_FC)
+  std::string fc_id = AXON_INFO_FC_ID, version = fc_id.substr(fc_id.rfind('-') + 1);
+  std::string moddir = AXON_INFO_FMODDIR, mpif_h = std::string(AXON_INFO_INCLUDEDIR) + "/mpif.h";
+  std::printf("  Fortran:           yes: %s %s (libmpifort_abi; mpifort, mpif90, mpif77)\n", AXON_INFO_FC,
+              version.c_str());
+  std::printf("    mpif.h:          yes, %s%s\n", mpif_h.c_str(), exists(mpif_h) ? "" : " (not installed)");
+  std::printf("    use mpi:         yes, module directory %s%s\n", moddir.c_str(),
+              exists(moddir + "/mpi.mod") ? "" : " (not installed)");
+  std::printf("    use mpi_f08:     no (not yet)\n");
+#else
+  std::printf("  Fortran:           no (not built: configure found no Fortran compiler, or --disable-fortran)\n");
+#endif
+}
+
 void summary() {
   int major = 0, minor = 0, abi_major = 0, abi_minor = 0;
   MPI_Get_version(&major, &minor);
@@ -77,6 +102,7 @@ void summary() {
   std::printf("  MPI ABI:           %d.%d (include/mpi.h is the standard ABI header)\n", abi_major, abi_minor);
   std::printf("  transports (btl):  self, sm (shared memory, CMA single copy)\n");
   std::printf("  wire-up:           PMIx (mpirun, srun --mpi=pmix), singleton without a launcher\n");
+  fortran_summary();
   std::printf("  parameters:        axon_info --params\n");
   std::printf("  counters:          axon_info --counters\n");
 }

@@ -54,4 +54,18 @@ echo "note: $note"
 [[ "$note" == *"was built by gfortran"*"99.1.0"* ]] || fail "no note about the module's compiler version"
 same=$("$w" -c x.f90 -fc=gfortran -o /dev/null -fsyntax-only 2>&1 </dev/null | grep -c "was built by" || true)
 [[ "$same" == 0 ]] || fail "note printed for the configured compiler"
+# What CMake's FindMPI asks (-showme:compile, -showme:link with one dash) and
+# the directories / library names; with MPICH_FC naming the wrapper itself (as
+# FindMPI sets it when the project's compiler is mpifort), no endless loop.
+[[ "$("$w" -showme:compile)" == "$("$w" --showme:compile)" && "$("$w" -showme:link)" == "$li" ]] ||
+  fail "-showme:compile / -showme:link"
+export AXON_MPIFORT_BUILDDIR="$AXON_BUILDDIR"
+[[ "$("$w" --showme:incdirs)" == "$AXON_BUILDDIR/src/fortran $AXON_BUILDDIR/src/fortran" ]] ||
+  fail "--showme:incdirs: $("$w" --showme:incdirs)"
+[[ "$("$w" --showme:libdirs)" == "$AXON_BUILDDIR/.libs" && "$("$w" --showme:libs)" == "mpifort_abi mpi_abi" ]] ||
+  fail "--showme:libdirs / --showme:libs"
+loop=$(MPICH_FC="$w" timeout 10 "$w" -showme:compile) || fail "MPICH_FC=mpifort: $loop"
+[[ "$loop" == "$w "* ]] || fail "MPICH_FC=mpifort: $loop"
+out=$(cd "$tmp" && printf 'program p\nend program p\n' >p.f90 && MPICH_FC="$w" timeout 20 "$w" -c p.f90 -o p.o 2>&1) ||
+  fail "MPICH_FC=mpifort compiling: $out"
 echo "wrapper OK"
