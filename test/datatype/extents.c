@@ -313,7 +313,7 @@ static void fixed_cases(void)
     expect_bounds("darray(rank 1 of 2, block of 4 T)", X, 0, 272, 136, 134); /* T at 136 and 204 */
     MPI_Type_free(&X);
     MPI_Type_free(&U), MPI_Type_free(&T);
-    model_free(&mT), model_free(&mU);
+    model_free(&mi), model_free(&mT), model_free(&mU);
 
     /* The standard's example: {(double,0),(char,8)} has extent 16, and so has
      * a char followed by a double at displacement 1. */

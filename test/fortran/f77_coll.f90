@@ -165,6 +165,7 @@ program f77_coll
   if (op /= MPI_OP_NULL) call fail('op_free')
 
   call MPI_ALLREDUCE(MPI_IN_PLACE, errs, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  deallocate(sbuf, rbuf, counts, displs, types)
   call MPI_FINALIZE(ierr)
   if (errs /= 0) then
     print *, 'f77_coll: ', errs, ' errors'
