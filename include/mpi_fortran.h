@@ -86,6 +86,72 @@ AXON_FORTRAN_INLINE int AXON_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_
     return MPI_SUCCESS;
 }
 
+/* The C view of a Fortran 2008 TYPE(MPI_Status) (MPI-4.1 19.3.5): the same
+ * eight integers as a Fortran status, by name. MPI_F08_STATUS_IGNORE /
+ * MPI_F08_STATUSES_IGNORE are the addresses use mpi_f08's MPI_STATUS_IGNORE
+ * / MPI_STATUSES_IGNORE have in C (the same objects as for use mpi). */
+typedef struct {
+    MPI_Fint MPI_SOURCE;
+    MPI_Fint MPI_TAG;
+    MPI_Fint MPI_ERROR;
+    MPI_Fint MPI_internal[MPI_F_STATUS_SIZE - 3];
+} MPI_F08_status;
+#define MPI_F08_STATUS_IGNORE   ((MPI_F08_status *)(void *)MPIX_F_status_ignore)
+#define MPI_F08_STATUSES_IGNORE ((MPI_F08_status *)(void *)MPIX_F_statuses_ignore)
+
+AXON_FORTRAN_INLINE int AXON_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status)
+{
+    if (c_status == MPI_STATUS_IGNORE || f08_status == 0 || f08_status == MPI_F08_STATUS_IGNORE ||
+        f08_status == MPI_F08_STATUSES_IGNORE)
+        return MPI_ERR_ARG;
+    return AXON_Status_c2f(c_status, &f08_status->MPI_SOURCE);
+}
+
+AXON_FORTRAN_INLINE int AXON_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status)
+{
+    if (f08_status == 0 || f08_status == MPI_F08_STATUS_IGNORE || f08_status == MPI_F08_STATUSES_IGNORE)
+        return MPI_ERR_ARG;
+    return AXON_Status_f2c(&f08_status->MPI_SOURCE, c_status);
+}
+
+/* Fortran INTEGER(MPI_STATUS_SIZE) <-> TYPE(MPI_Status): the same integers. */
+AXON_FORTRAN_INLINE int AXON_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status)
+{
+    int i;
+    if (f_status == 0 || f_status == MPI_F_STATUS_IGNORE || f_status == MPI_F_STATUSES_IGNORE ||
+        f08_status == 0 || f08_status == MPI_F08_STATUS_IGNORE || f08_status == MPI_F08_STATUSES_IGNORE)
+        return MPI_ERR_ARG;
+    f08_status->MPI_SOURCE = f_status[MPI_F_SOURCE];
+    f08_status->MPI_TAG = f_status[MPI_F_TAG];
+    f08_status->MPI_ERROR = f_status[MPI_F_ERROR];
+    for (i = 0; i < MPI_F_STATUS_SIZE - 3; ++i)
+        f08_status->MPI_internal[i] = f_status[3 + i];
+    return MPI_SUCCESS;
+}
+
+AXON_FORTRAN_INLINE int AXON_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status)
+{
+    int i;
+    if (f_status == 0 || f_status == MPI_F_STATUS_IGNORE || f_status == MPI_F_STATUSES_IGNORE ||
+        f08_status == 0 || f08_status == MPI_F08_STATUS_IGNORE || f08_status == MPI_F08_STATUSES_IGNORE)
+        return MPI_ERR_ARG;
+    f_status[MPI_F_SOURCE] = f08_status->MPI_SOURCE;
+    f_status[MPI_F_TAG] = f08_status->MPI_TAG;
+    f_status[MPI_F_ERROR] = f08_status->MPI_ERROR;
+    for (i = 0; i < MPI_F_STATUS_SIZE - 3; ++i)
+        f_status[3 + i] = f08_status->MPI_internal[i];
+    return MPI_SUCCESS;
+}
+
+#define MPI_Status_c2f08    AXON_Status_c2f08
+#define MPI_Status_f082c    AXON_Status_f082c
+#define MPI_Status_f2f08    AXON_Status_f2f08
+#define MPI_Status_f082f    AXON_Status_f082f
+#define PMPI_Status_c2f08   AXON_Status_c2f08
+#define PMPI_Status_f082c   AXON_Status_f082c
+#define PMPI_Status_f2f08   AXON_Status_f2f08
+#define PMPI_Status_f082f   AXON_Status_f082f
+
 #define MPI_Comm_c2f        MPI_Comm_toint
 #define MPI_Errhandler_c2f  MPI_Errhandler_toint
 #define MPI_File_c2f        MPI_File_toint

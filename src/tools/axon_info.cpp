@@ -87,7 +87,8 @@ void fortran_summary() {
   std::printf("    mpif.h:          yes, %s%s\n", mpif_h.c_str(), exists(mpif_h) ? "" : " (not installed)");
   std::printf("    use mpi:         yes, module directory %s%s\n", moddir.c_str(),
               exists(moddir + "/mpi.mod") ? "" : " (not installed)");
-  std::printf("    use mpi_f08:     no (not yet)\n");
+  std::printf("    use mpi_f08:     yes, module directory %s%s\n", moddir.c_str(),
+              exists(moddir + "/mpi_f08.mod") ? "" : " (not installed)");
 #else
   std::printf("  Fortran:           no (not built: configure found no Fortran compiler, or --disable-fortran)\n");
 #endif

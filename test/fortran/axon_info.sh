@@ -2,7 +2,7 @@
 # axon_info reports the Fortran bindings exactly as configure found them: the
 # compiler (the build tree Makefile's FC) and its version (AXON_FC_ID, and
 # what the compiler says with -dumpversion), mpif.h in $(includedir), the
-# module directory $(libdir)/fortran/$(AXON_FC_ID), use mpi_f08 not yet;
+# module directory $(libdir)/fortran/$(AXON_FC_ID) for use mpi and use mpi_f08;
 # "(not installed)" exactly when the file is not at its installed place.
 # Without the bindings: "Fortran: no".
 set -u
@@ -35,6 +35,6 @@ line "  Fortran:           yes: $fc $version (libmpifort_abi; mpifort, mpif90, m
 note() { [[ -e "$1" ]] && echo "" || echo " (not installed)"; }
 line "    mpif.h:          yes, $includedir/mpif.h$(note "$includedir/mpif.h")"
 line "    use mpi:         yes, module directory $fmoddir$(note "$fmoddir/mpi.mod")"
-line "    use mpi_f08:     no (not yet)"
+line "    use mpi_f08:     yes, module directory $fmoddir$(note "$fmoddir/mpi_f08.mod")"
 [[ $(grep -c '^  Fortran:' <<<"$out") -eq 1 ]] || fail "more than one Fortran line"
 echo "axon_info OK"

@@ -4,7 +4,7 @@
 # into a temporary directory, finds Axon's mpicc, mpicxx and mpifort (and
 # their include directories, libmpi_abi and libmpifort_abi), never the decoy
 # wrappers later on PATH (or first on PATH, when MPI_HOME or MPI_<LANG>_COMPILER
-# name Axon's); mpif.h and use mpi are found, use mpi_f08 is not; the
+# name Axon's); mpif.h, use mpi and use mpi_f08 are found; the
 # project's C, C++ and Fortran (mpif.h and use mpi) programs build and run on
 # 2 ranks under Axon's mpirun. Three configurations:
 #   path:     Axon's bin first on PATH (decoys after it); built and run
@@ -153,7 +153,7 @@ check_found() {
     fail "$b: MPI_mpifort_abi_LIBRARY=$(get MPI_mpifort_abi_LIBRARY)"
   [[ "$(get MPI_Fortran_HAVE_F77_HEADER)" == TRUE ]] || fail "$b: no mpif.h found"
   [[ "$(get MPI_Fortran_HAVE_F90_MODULE)" == TRUE ]] || fail "$b: no use mpi found"
-  [[ "$(get MPI_Fortran_HAVE_F08_MODULE)" == FALSE ]] || fail "$b: use mpi_f08 claimed"
+  [[ "$(get MPI_Fortran_HAVE_F08_MODULE)" == TRUE ]] || fail "$b: no use mpi_f08 found"
   [[ "$(get MPI_C_VERSION)" == 5.0 && "$(get MPI_Fortran_VERSION)" == 5.0 ]] ||
     fail "$b: MPI versions $(get MPI_C_VERSION) / $(get MPI_Fortran_VERSION)"
   [[ ! -e "$tmp/decoy.used" ]] || fail "$b: a decoy wrapper was run: $(cat "$tmp/decoy.used")"

@@ -55,9 +55,27 @@ program modern
   if (rank == 0) print *, 'modern OK'
 end program modern
 EOS
+cat > "$tmp/f08.f90" <<'EOS'
+program f08
+  use mpi_f08
+  implicit none
+  integer :: rank, x(6)
+  type(MPI_Comm) :: comm
+  call MPI_Init()
+  comm = MPI_COMM_WORLD
+  call MPI_Comm_rank(comm, rank)
+  x = rank
+  call MPI_Allreduce(MPI_IN_PLACE, x(1:6:2), 3, MPI_INTEGER, MPI_SUM, comm)
+  if (x(1) /= 1 .or. x(2) /= rank) stop 1
+  call MPI_Finalize()
+  if (rank == 0) print *, 'f08 OK'
+end program f08
+EOS
 (cd "$tmp" && "$w" -Wall -o fixed fixed.f) || fail "mpifort could not build the mpif.h program"
 (cd "$tmp" && "$w" -Wall -o modern modern.f90) || fail "mpifort could not build the use mpi program"
+(cd "$tmp" && "$w" -Wall -o f08 f08.f90) || fail "mpifort could not build the use mpi_f08 program"
 "$MPIRUN" -np 2 "$tmp/fixed" | grep -q "fixed OK" || fail "the mpif.h program failed"
+"$MPIRUN" -np 2 "$tmp/f08" | grep -q "f08 OK" || fail "the use mpi_f08 program failed"
 "$MPIRUN" -np 2 "$tmp/modern" | grep -q "modern OK" || fail "the use mpi program failed"
 
 # libmpi_abi stays the C ABI; libmpifort_abi exports only Fortran names.
@@ -69,4 +87,12 @@ other=$(nm -D --defined-only "$AXON_BUILDDIR/.libs/libmpifort_abi.so" | awk '{pr
 missing=$(comm -23 <(sort "$AXON_BUILDDIR/src/fortran/fortran_symbols.txt") \
   <(nm -D --defined-only "$AXON_BUILDDIR/.libs/libmpifort_abi.so" | awk '{print $3}' | sort))
 [[ -z "$missing" ]] || fail "not exported: $missing"
+missing=$(comm -23 <(sort "$AXON_BUILDDIR/src/fortran/f08_symbols.txt") \
+  <(nm -D --defined-only "$AXON_BUILDDIR/.libs/libmpifort_abi.so" | awk '{print $3}' | sort))
+[[ -z "$missing" ]] || fail "use mpi_f08: not exported: $missing"
+# The special objects of mpi_f08 are libmpi_abi's and the mpif.h COMMON blocks:
+# libmpifort_abi has no copy of MPIX_F_status_ignore.
+if nm --defined-only "$AXON_BUILDDIR/.libs/libmpifort_abi.so" | grep -q 'MPIX_F_status'; then
+  fail "libmpifort_abi defines MPIX_F_status_ignore"
+fi
 echo "layout OK"

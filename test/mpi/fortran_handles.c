@@ -12,7 +12,9 @@
  *     and MPI_Get_count of the converted copy;
  *   - MPI_STATUS_IGNORE, MPI_F_STATUS_IGNORE, MPI_F_STATUSES_IGNORE or a null
  *     Fortran status gives MPI_ERR_ARG; the two Fortran ignore addresses are
- *     distinct, not null, and not MPI_STATUS_IGNORE. */
+ *     distinct, not null, and not MPI_STATUS_IGNORE;
+ *   - MPI_F08_status and MPI_Status_c2f08 / f082c / f2f08 / f082f carry the
+ *     same integers, and refuse the f08 ignore addresses. */
 #include "../mpi/check.h"
 
 #include <mpi_fortran.h>
@@ -159,6 +161,27 @@ static void check_status(int rank, int size)
         CHECK(MPI_Status_c2f(&back, MPI_F_STATUS_IGNORE) == MPI_ERR_ARG, "c2f into MPI_F_STATUS_IGNORE");
         CHECK(MPI_Status_c2f(&back, MPI_F_STATUSES_IGNORE) == MPI_ERR_ARG, "c2f into MPI_F_STATUSES_IGNORE");
         CHECK(MPI_Status_f2c(MPI_F_STATUS_IGNORE, &back) == MPI_ERR_ARG, "f2c of MPI_F_STATUS_IGNORE");
+        /* TYPE(MPI_Status) seen from C: the same integers by name. */
+        MPI_F08_status f08, f08_back;
+        MPI_Fint f_again[MPI_F_STATUS_SIZE];
+        CHECK(sizeof f08 == MPI_F_STATUS_SIZE * sizeof(MPI_Fint), "MPI_F08_status is %d bytes", (int)sizeof f08);
+        CHECK(MPI_Status_c2f08(&status, &f08) == MPI_SUCCESS, "MPI_Status_c2f08");
+        CHECK(f08.MPI_SOURCE == 1 && f08.MPI_TAG == 42 && f08.MPI_ERROR == status.MPI_ERROR,
+              "f08 status: source %d tag %d", f08.MPI_SOURCE, f08.MPI_TAG);
+        CHECK(MPI_Status_f082f(&f08, f_again) == MPI_SUCCESS &&
+                  memcmp(f_again, fstatus, sizeof fstatus) == 0,
+              "MPI_Status_f082f gives the Fortran status c2f gave");
+        CHECK(MPI_Status_f2f08(f_again, &f08_back) == MPI_SUCCESS && memcmp(&f08_back, &f08, sizeof f08) == 0,
+              "MPI_Status_f2f08 round trip");
+        memset(&back, 0xff, sizeof back);
+        CHECK(MPI_Status_f082c(&f08, &back) == MPI_SUCCESS && memcmp(&back, &status, sizeof status) == 0,
+              "MPI_Status_f082c gives the C status back");
+        CHECK((void *)MPI_F08_STATUS_IGNORE == (void *)MPI_F_STATUS_IGNORE &&
+                  (void *)MPI_F08_STATUSES_IGNORE == (void *)MPI_F_STATUSES_IGNORE,
+              "the f08 ignore addresses are the Fortran ones");
+        CHECK(MPI_Status_c2f08(&status, MPI_F08_STATUS_IGNORE) == MPI_ERR_ARG, "c2f08 into MPI_F08_STATUS_IGNORE");
+        CHECK(MPI_Status_f082c(MPI_F08_STATUSES_IGNORE, &back) == MPI_ERR_ARG, "f082c of MPI_F08_STATUSES_IGNORE");
+        CHECK(MPI_Status_f2f08(MPI_F_STATUS_IGNORE, &f08) == MPI_ERR_ARG, "f2f08 of MPI_F_STATUS_IGNORE");
     }
 }
 
