@@ -163,10 +163,10 @@ def asynchronous(f):
 
 def buf_mode(f):
     if f.name in ADDR_ONLY:
-        return "AXON_F08_ADDR"
+        return "F08_BUFFER_ADDRESS"
     if f.name in KEPT or rma(f) or split_io(f):
-        return "AXON_F08_CONTIG"
-    return "AXON_F08_NB" if nonblocking(f) else "AXON_F08_BLOCK"
+        return "F08_BUFFER_CONTIGUOUS"
+    return "F08_BUFFER_NONBLOCKING" if nonblocking(f) else "F08_BUFFER_BLOCKING"
 
 
 def pairing(f, i):

@@ -78,8 +78,8 @@ int axon_f08_buf_begin(axon_f08_buf *b, const CFI_cdesc_t *d, MPI_Fint *count, M
     b->typep = type;
     b->d = d;
     b->ptr = d->base_addr;
-    if (mode == AXON_F08_ADDR || d->rank == 0 || nelems(d) <= 1 || contiguous(d)) return MPI_SUCCESS;
-    if (mode == AXON_F08_CONTIG) return MPI_ERR_BUFFER;
+    if (mode == F08_BUFFER_ADDRESS || d->rank == 0 || nelems(d) <= 1 || contiguous(d)) return MPI_SUCCESS;
+    if (mode == F08_BUFFER_CONTIGUOUS) return MPI_ERR_BUFFER;
     if (count != NULL && type != NULL) {
         ptrdiff_t s = uniform_stride(d);
         MPI_Datatype t = MPI_Type_fromint(*type);
@@ -98,7 +98,7 @@ int axon_f08_buf_begin(axon_f08_buf *b, const CFI_cdesc_t *d, MPI_Fint *count, M
             }
         }
     }
-    if (mode != AXON_F08_BLOCK) return MPI_ERR_BUFFER;
+    if (mode != F08_BUFFER_BLOCKING) return MPI_ERR_BUFFER;
     b->tmp = axon_f_alloc((long)nelems(d), d->elem_len);
     copy_elems(d, (char *)b->tmp, 0);
     b->copy_out = copy_out;

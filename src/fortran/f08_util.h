@@ -15,10 +15,10 @@ extern "C" {
 
 /* How a routine uses a buffer that is not contiguous. */
 enum {
-    AXON_F08_ADDR = 0,   /* only its address matters (MPI_Get_address, MPI_Free_mem) */
-    AXON_F08_CONTIG = 1, /* must be contiguous (attached buffers, windows, split I/O, RMA) */
-    AXON_F08_NB = 2,     /* nonblocking: a datatype from the strides, else MPI_ERR_BUFFER */
-    AXON_F08_BLOCK = 3   /* blocking: a datatype from the strides, else a contiguous copy */
+    F08_BUFFER_ADDRESS = 0,     /* only its address matters (MPI_Get_address, MPI_Free_mem) */
+    F08_BUFFER_CONTIGUOUS = 1,  /* must be contiguous (attached buffers, windows, split I/O, RMA) */
+    F08_BUFFER_NONBLOCKING = 2, /* nonblocking: a datatype from the strides, else MPI_ERR_BUFFER */
+    F08_BUFFER_BLOCKING = 3     /* blocking: a datatype from the strides, else a contiguous copy */
 };
 
 typedef struct {
