@@ -70,14 +70,16 @@ int list_counters() {
   return 0;
 }
 
+// The Fortran bindings: src/fortran/Makefile.inc defines AXON_INFO_FC (the
+// compiler configure found), AXON_INFO_FC_ID (compiler-version, the module
+// directory's name), AXON_INFO_FMODDIR and AXON_INFO_INCLUDEDIR when they are built.
+#if defined(AXON_INFO_FC)
 bool exists(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0;
 }
+#endif
 
-// The Fortran bindings: src/fortran/Makefile.inc defines AXON_INFO_FC (the
-// compiler configure found), AXON_INFO_FC_ID (compiler-version, the module
-// directory's name), AXON_INFO_FMODDIR and AXON_INFO_INCLUDEDIR when they are built.
 void fortran_summary() {
 #if defined(AXON_INFO_FC)
   std::string fc_id = AXON_INFO_FC_ID, version = fc_id.substr(fc_id.rfind('-') + 1);
