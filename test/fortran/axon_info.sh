@@ -17,7 +17,7 @@ out=$("$info") || fail "axon_info failed: $out"
 echo "$out"
 line() { grep -F -x -- "$1" <<<"$out" >/dev/null || fail "no line '$1'"; }
 
-if [[ ! -x "$AXON_BUILDDIR/src/tools/mpifort" ]]; then
+if [[ ! -e "$AXON_BUILDDIR/libmpifort_abi.la" ]]; then
   line "  Fortran:           no (not built: configure found no Fortran compiler, or --disable-fortran)"
   echo "axon_info OK (no Fortran)"
   exit 0

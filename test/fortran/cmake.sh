@@ -12,7 +12,7 @@
 #   compiler: decoys first on PATH, -DMPI_C_COMPILER= -DMPI_CXX_COMPILER=
 #             -DMPI_Fortran_COMPILER= Axon's wrappers; configured only
 set -u
-[[ -x "$AXON_BUILDDIR/src/tools/mpifort" ]] || { echo "Fortran bindings not built"; exit 77; }
+[[ -e "$AXON_BUILDDIR/libmpifort_abi.la" ]] || { echo "Fortran bindings not built (no libmpifort_abi)"; exit 77; }
 command -v cmake >/dev/null || { echo "cmake is not installed"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 tmp=$(mktemp -d)

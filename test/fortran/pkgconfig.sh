@@ -9,7 +9,7 @@
 # -L<libdir> -lmpifort_abi -lmpi_abi; the programs (linked with an rpath
 # to <libdir>) load Axon's libraries from there.
 set -u
-[[ -x "$AXON_BUILDDIR/src/tools/mpifort" ]] || { echo "Fortran bindings not built"; exit 77; }
+[[ -e "$AXON_BUILDDIR/libmpifort_abi.la" ]] || { echo "Fortran bindings not built (no libmpifort_abi)"; exit 77; }
 command -v pkg-config >/dev/null || { echo "pkg-config is not installed"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 tmp=$(mktemp -d)

@@ -4,7 +4,7 @@
 # the compiler in use is another gfortran version than the one that built mpi.mod.
 set -u
 w="$AXON_BUILDDIR/src/tools/mpifort"
-[[ -x "$w" ]] || { echo "Fortran bindings not built: no $w"; exit 77; }
+[[ -e "$AXON_BUILDDIR/libmpifort_abi.la" ]] || { echo "Fortran bindings not built (no libmpifort_abi)"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 unset AXON_FC MPICH_FC OMPI_FC
 
