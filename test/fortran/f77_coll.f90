@@ -164,19 +164,9 @@ program f77_coll
   call MPI_OP_FREE(op, ierr)
   if (op /= MPI_OP_NULL) call fail('op_free')
 
-  call MPI_ALLREDUCE(MPI_IN_PLACE, errs, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
   deallocate(sbuf, rbuf, counts, displs, types)
-  call MPI_FINALIZE(ierr)
-  if (errs /= 0) then
-    print *, 'f77_coll: ', errs, ' errors'
-    stop 1
-  end if
-  if (rank == 0) print *, 'f77_coll: OK'
+  call finish('f77_coll')
 
 contains
-  subroutine fail(what)
-    character(len=*), intent(in) :: what
-    print *, 'rank ', rank, ': FAIL ', what
-    errs = errs + 1
-  end subroutine fail
+  include 'report.inc'
 end program f77_coll

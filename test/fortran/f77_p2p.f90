@@ -109,18 +109,8 @@ program f77_p2p
   call MPI_ALLREDUCE(lin, lout, 1, MPI_LOGICAL, MPI_LAND, MPI_COMM_WORLD, ierr)
   if (.not. lout) call fail('MPI_LAND all true')
 
-  call MPI_ALLREDUCE(MPI_IN_PLACE, errs, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-  call MPI_FINALIZE(ierr)
-  if (errs /= 0) then
-    print *, 'f77_p2p: ', errs, ' errors'
-    stop 1
-  end if
-  if (rank == 0) print *, 'f77_p2p: OK'
+  call finish('f77_p2p')
 
 contains
-  subroutine fail(what)
-    character(len=*), intent(in) :: what
-    print *, 'rank ', rank, ': FAIL ', what
-    errs = errs + 1
-  end subroutine fail
+  include 'report.inc'
 end program f77_p2p

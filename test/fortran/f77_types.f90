@@ -86,20 +86,10 @@ program f77_types
   call MPI_TYPE_FREE(j, ierr)
   if (vec /= MPI_DATATYPE_NULL) call fail('type_free')
 
-  call MPI_ALLREDUCE(MPI_IN_PLACE, errs, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-  call MPI_FINALIZE(ierr)
-  if (errs /= 0) then
-    print *, 'f77_types: ', errs, ' errors'
-    stop 1
-  end if
-  if (rank == 0) print *, 'f77_types: OK'
+  call finish('f77_types')
 
 contains
-  subroutine fail(what)
-    character(len=*), intent(in) :: what
-    print *, 'rank ', rank, ': FAIL ', what
-    errs = errs + 1
-  end subroutine fail
+  include 'report.inc'
   integer function mpi_peer()
     ! pairs (0,1), (2,3), ...; a lone last rank talks to itself
     mpi_peer = ieor(rank, 1)

@@ -57,18 +57,8 @@ program f90_coll
   call MPI_Wait(req, MPI_STATUS_IGNORE, ierr)
   if (req /= MPI_REQUEST_NULL) call fail('ibarrier request')
 
-  call MPI_Allreduce(MPI_IN_PLACE, errs, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-  call MPI_Finalize(ierr)
-  if (errs /= 0) then
-    print *, 'f90_coll: ', errs, ' errors'
-    stop 1
-  end if
-  if (rank == 0) print *, 'f90_coll: OK'
+  call finish('f90_coll')
 
 contains
-  subroutine fail(what)
-    character(len=*), intent(in) :: what
-    print *, 'rank ', rank, ': FAIL ', what
-    errs = errs + 1
-  end subroutine fail
+  include 'report.inc'
 end program f90_coll

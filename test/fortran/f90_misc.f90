@@ -158,18 +158,8 @@ program f90_misc
   t1 = MPI_Wtime()
   if (t1 < t0 .or. MPI_Wtick() <= 0d0) call fail('wtime')
 
-  call MPI_Allreduce(MPI_IN_PLACE, errs, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-  call MPI_Finalize(ierr)
-  if (errs /= 0) then
-    print *, 'f90_misc: ', errs, ' errors'
-    stop 1
-  end if
-  if (rank == 0) print *, 'f90_misc: OK'
+  call finish('f90_misc')
 
 contains
-  subroutine fail(what)
-    character(len=*), intent(in) :: what
-    print *, 'rank ', rank, ': FAIL ', what
-    errs = errs + 1
-  end subroutine fail
+  include 'report.inc'
 end program f90_misc

@@ -88,18 +88,8 @@ program f90_p2p
   call MPI_Mrecv(iscalar, 1, MPI_INTEGER, msg, status, ierr)
   if (iscalar /= left .or. msg /= MPI_MESSAGE_NULL) call fail('mprobe')
 
-  call MPI_Allreduce(MPI_IN_PLACE, errs, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-  call MPI_Finalize(ierr)
-  if (errs /= 0) then
-    print *, 'f90_p2p: ', errs, ' errors'
-    stop 1
-  end if
-  if (rank == 0) print *, 'f90_p2p: OK'
+  call finish('f90_p2p')
 
 contains
-  subroutine fail(what)
-    character(len=*), intent(in) :: what
-    print *, 'rank ', rank, ': FAIL ', what
-    errs = errs + 1
-  end subroutine fail
+  include 'report.inc'
 end program f90_p2p

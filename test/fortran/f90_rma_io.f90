@@ -67,18 +67,8 @@ program f90_rma_io
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
   if (rank == 0) call MPI_File_delete('f90_rma_io.dat', MPI_INFO_NULL, ierr)
 
-  call MPI_Allreduce(MPI_IN_PLACE, errs, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-  call MPI_Finalize(ierr)
-  if (errs /= 0) then
-    print *, 'f90_rma_io: ', errs, ' errors'
-    stop 1
-  end if
-  if (rank == 0) print *, 'f90_rma_io: OK'
+  call finish('f90_rma_io')
 
 contains
-  subroutine fail(what)
-    character(len=*), intent(in) :: what
-    print *, 'rank ', rank, ': FAIL ', what
-    errs = errs + 1
-  end subroutine fail
+  include 'report.inc'
 end program f90_rma_io
