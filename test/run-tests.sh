@@ -21,18 +21,8 @@ passed=0 failed=0 skipped=0
 failed_names=()
 
 shm_files() { ls /dev/shm 2>/dev/null | grep '^axon\.' | sort; }
-# Files of jobs whose mpirun is still running are not this case's leftovers
-# (another test run may share the machine): a job's files are named
-# axon.axon.<mpirun pid>.<...>, a singleton's axon.<...>.<pid>....
-only_ended_jobs() {
-  local f pid
-  while read -r f; do
-    [[ -z "$f" ]] && continue
-    pid=$(sed -n 's/^axon\.[a-z]*\.\([0-9][0-9]*\)\..*/\1/p' <<<"$f")
-    [[ -n "$pid" && -d /proc/$pid ]] && continue
-    echo "$f"
-  done
-}
+# only_ended_jobs: files of jobs still running are another run's, not leftovers.
+. "$AXON_SRCDIR/test/shm_jobs.sh"
 
 for list in "$AXON_SRCDIR"/test/*/tests.list; do
   while read -r name np cmd args; do

@@ -10,21 +10,12 @@ program="$AXON_BUILDDIR/test/mpi/failures"
 job_files() { ls /dev/shm 2>/dev/null | grep '^axon\.' | sort; }
 before=$(job_files)
 # Files of a job whose mpirun still runs belong to another test run sharing
-# the machine (a job's files are named axon.axon.<mpirun pid>.<...>): this
-# test's jobs have all ended when it looks.
-of_ended_jobs() {
-    local f pid
-    while read -r f; do
-        [[ -z "$f" ]] && continue
-        pid=$(sed -n 's/^axon\.[a-z]*\.\([0-9][0-9]*\)\..*/\1/p' <<<"$f")
-        [[ -n "$pid" && -d /proc/$pid ]] && continue
-        echo "$f"
-    done
-}
+# the machine; this test's jobs have all ended when it looks.
+. "$AXON_SRCDIR/test/shm_jobs.sh"
 expect_clean() {  # no processes, no new shared-memory files
     expect_no_orphans
     local new
-    new=$(comm -13 <(echo "$before") <(job_files) | of_ended_jobs)
+    new=$(comm -13 <(echo "$before") <(job_files) | only_ended_jobs)
     [[ -z "$new" ]] || fail "$1: shared-memory files left behind: $new"
 }
 timed() {  # timed MAX_MS ARGS...: run_mpirun, failing when slower than MAX_MS
