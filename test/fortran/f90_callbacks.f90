@@ -188,18 +188,8 @@ program f90_callbacks
   call MPI_Type_free_keyval(tkey, ierr)
   if (tkey /= MPI_KEYVAL_INVALID) call fail('type_free_keyval')
 
-  call MPI_Allreduce(MPI_IN_PLACE, errs, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-  call MPI_Finalize(ierr)
-  if (errs /= 0) then
-    print *, 'f90_callbacks: ', errs, ' errors'
-    stop 1
-  end if
-  if (rank == 0) print *, 'f90_callbacks: OK'
+  call finish('f90_callbacks')
 
 contains
-  subroutine fail(what)
-    character(len=*), intent(in) :: what
-    print *, 'rank ', rank, ': FAIL ', what
-    errs = errs + 1
-  end subroutine fail
+  include 'report.inc'
 end program f90_callbacks

@@ -168,18 +168,8 @@ program f90_datarep_pset
   if (cls /= MPI_ERR_ARG) call fail('get_nth_pset out of range')
   call MPI_Session_finalize(session, ierr)
 
-  call MPI_Allreduce(MPI_IN_PLACE, errs, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-  call MPI_Finalize(ierr)
-  if (errs /= 0) then
-    print *, 'f90_datarep_pset: ', errs, ' errors'
-    stop 1
-  end if
-  if (rank == 0) print *, 'f90_datarep_pset: OK'
+  call finish('f90_datarep_pset')
 
 contains
-  subroutine fail(what)
-    character(len=*), intent(in) :: what
-    print *, 'rank ', rank, ': FAIL ', what
-    errs = errs + 1
-  end subroutine fail
+  include 'report.inc'
 end program f90_datarep_pset
