@@ -17,7 +17,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "io/io.h"
@@ -921,103 +920,13 @@ AXON_API(int, MPI_File_get_byte_offset, (MPI_File fh, MPI_Offset offset, MPI_Off
 
 // ---- data access ------------------------------------------------------------------
 // Every call exists with an int count and, as _c, with an MPI_Count count.
-
-#define FILE_RW(name, write, ptr, cnt_t)                                                                   \
-  AXON_API(int, MPI_File_##name,                                                                           \
-           (MPI_File fh, std::conditional_t<write, const void*, void*> buf, cnt_t count, MPI_Datatype dt, \
-            MPI_Status* status)) {                                                                         \
-    AXON_FILE_OR_RAISE(f, fh, "MPI_File_" #name);                                                          \
-    return access(f, write, ptr, 0, buf, count, dt, status, "MPI_File_" #name);                            \
-  }
-
-#define FILE_RW_AT(name, write, cnt_t)                                                                      \
-  AXON_API(int, MPI_File_##name,                                                                            \
-           (MPI_File fh, MPI_Offset offset, std::conditional_t<write, const void*, void*> buf, cnt_t count, \
-            MPI_Datatype dt, MPI_Status* status)) {                                                         \
-    AXON_FILE_OR_RAISE(f, fh, "MPI_File_" #name);                                                           \
-    return access(f, write, Ptr::Explicit, offset, buf, count, dt, status, "MPI_File_" #name);              \
-  }
-
-#define FILE_IRW(name, write, ptr, cnt_t)                                                                  \
-  AXON_API(int, MPI_File_##name,                                                                           \
-           (MPI_File fh, std::conditional_t<write, const void*, void*> buf, cnt_t count, MPI_Datatype dt, \
-            MPI_Request* request)) {                                                                       \
-    AXON_FILE_OR_RAISE(f, fh, "MPI_File_" #name);                                                          \
-    return access_nb(f, write, ptr, 0, buf, count, dt, request, "MPI_File_" #name);                        \
-  }
-
-#define FILE_IRW_AT(name, write, cnt_t)                                                                     \
-  AXON_API(int, MPI_File_##name,                                                                            \
-           (MPI_File fh, MPI_Offset offset, std::conditional_t<write, const void*, void*> buf, cnt_t count, \
-            MPI_Datatype dt, MPI_Request* request)) {                                                       \
-    AXON_FILE_OR_RAISE(f, fh, "MPI_File_" #name);                                                           \
-    return access_nb(f, write, Ptr::Explicit, offset, buf, count, dt, request, "MPI_File_" #name);          \
-  }
-
-#define FILE_BEGIN(name, write, ptr, cnt_t)                                                                \
-  AXON_API(int, MPI_File_##name,                                                                           \
-           (MPI_File fh, std::conditional_t<write, const void*, void*> buf, cnt_t count, MPI_Datatype dt)) { \
-    AXON_FILE_OR_RAISE(f, fh, "MPI_File_" #name);                                                          \
-    return split_begin(f, write, ptr, 0, buf, count, dt, "MPI_File_" #name);                               \
-  }
-
-#define FILE_BEGIN_AT(name, write, cnt_t)                                                                   \
-  AXON_API(int, MPI_File_##name,                                                                            \
-           (MPI_File fh, MPI_Offset offset, std::conditional_t<write, const void*, void*> buf, cnt_t count, \
-            MPI_Datatype dt)) {                                                                             \
-    AXON_FILE_OR_RAISE(f, fh, "MPI_File_" #name);                                                           \
-    return split_begin(f, write, Ptr::Explicit, offset, buf, count, dt, "MPI_File_" #name);                 \
-  }
-
-#define FILE_END(name, read)                                                                     \
-  AXON_API(int, MPI_File_##name, (MPI_File fh, std::conditional_t<read, void*, const void*> buf, \
-                                  MPI_Status* status)) {                                         \
-    return split_end(fh, read, buf, status, "MPI_File_" #name);                                  \
-  }
-
-#define FILE_TWICE(macro, name, ...) \
-  macro(name, __VA_ARGS__, int)      \
-  macro(name##_c, __VA_ARGS__, MPI_Count)
-
 // Independent and collective forms: the collective ones move the same bytes
 // (each rank's access is independent of the others'); ordered ones agree on
-// their offsets.
-FILE_TWICE(FILE_RW, read, false, Ptr::Individual)
-FILE_TWICE(FILE_RW, write, true, Ptr::Individual)
-FILE_TWICE(FILE_RW, read_all, false, Ptr::Individual)
-FILE_TWICE(FILE_RW, write_all, true, Ptr::Individual)
-FILE_TWICE(FILE_RW, read_shared, false, Ptr::Shared)
-FILE_TWICE(FILE_RW, write_shared, true, Ptr::Shared)
-FILE_TWICE(FILE_RW, read_ordered, false, Ptr::Ordered)
-FILE_TWICE(FILE_RW, write_ordered, true, Ptr::Ordered)
-FILE_TWICE(FILE_RW_AT, read_at, false)
-FILE_TWICE(FILE_RW_AT, write_at, true)
-FILE_TWICE(FILE_RW_AT, read_at_all, false)
-FILE_TWICE(FILE_RW_AT, write_at_all, true)
-
-FILE_TWICE(FILE_IRW, iread, false, Ptr::Individual)
-FILE_TWICE(FILE_IRW, iwrite, true, Ptr::Individual)
-FILE_TWICE(FILE_IRW, iread_all, false, Ptr::Individual)
-FILE_TWICE(FILE_IRW, iwrite_all, true, Ptr::Individual)
-FILE_TWICE(FILE_IRW, iread_shared, false, Ptr::Shared)
-FILE_TWICE(FILE_IRW, iwrite_shared, true, Ptr::Shared)
-FILE_TWICE(FILE_IRW_AT, iread_at, false)
-FILE_TWICE(FILE_IRW_AT, iwrite_at, true)
-FILE_TWICE(FILE_IRW_AT, iread_at_all, false)
-FILE_TWICE(FILE_IRW_AT, iwrite_at_all, true)
-
-FILE_TWICE(FILE_BEGIN, read_all_begin, false, Ptr::Individual)
-FILE_TWICE(FILE_BEGIN, write_all_begin, true, Ptr::Individual)
-FILE_TWICE(FILE_BEGIN, read_ordered_begin, false, Ptr::Ordered)
-FILE_TWICE(FILE_BEGIN, write_ordered_begin, true, Ptr::Ordered)
-FILE_TWICE(FILE_BEGIN_AT, read_at_all_begin, false)
-FILE_TWICE(FILE_BEGIN_AT, write_at_all_begin, true)
-FILE_END(read_all_end, true)
-FILE_END(write_all_end, false)
-FILE_END(read_ordered_end, true)
-FILE_END(write_ordered_end, false)
-FILE_END(read_at_all_end, true)
-FILE_END(write_at_all_end, false)
+// their offsets. The entry points (explicit offsets, individual and shared
+// file pointers, ordered, nonblocking and split collective forms) only check
+// the file handle and forward to access, access_nb, split_begin or split_end:
+// generated from src/binding/c_entries.txt (python3 src/binding/gen_c_entries.py).
+#include "mpi/entries/file_entries.inc"
 
 // ---- error handlers ---------------------------------------------------------------
 

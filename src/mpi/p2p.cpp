@@ -69,61 +69,6 @@ int nonblocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datat
 using namespace axon;
 using namespace axon::mpi;
 
-AXON_API(int, MPI_Send, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)) {
-  return blocking_send("MPI_Send", buf, count, datatype, dest, tag, comm, pml::SendMode::Standard);
-}
-
-AXON_API(int, MPI_Send_c, (const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)) {
-  return blocking_send("MPI_Send_c", buf, count, datatype, dest, tag, comm, pml::SendMode::Standard);
-}
-
-AXON_API(int, MPI_Ssend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)) {
-  return blocking_send("MPI_Ssend", buf, count, datatype, dest, tag, comm, pml::SendMode::Synchronous);
-}
-
-AXON_API(int, MPI_Ssend_c, (const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)) {
-  return blocking_send("MPI_Ssend_c", buf, count, datatype, dest, tag, comm, pml::SendMode::Synchronous);
-}
-
-AXON_API(int, MPI_Rsend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)) {
-  return blocking_send("MPI_Rsend", buf, count, datatype, dest, tag, comm, pml::SendMode::Ready);
-}
-
-AXON_API(int, MPI_Rsend_c, (const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)) {
-  return blocking_send("MPI_Rsend_c", buf, count, datatype, dest, tag, comm, pml::SendMode::Ready);
-}
-
-AXON_API(int, MPI_Isend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                          MPI_Request* request)) {
-  return nonblocking_send("MPI_Isend", buf, count, datatype, dest, tag, comm, pml::SendMode::Standard, request);
-}
-
-AXON_API(int, MPI_Isend_c, (const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                       MPI_Request* request)) {
-  return nonblocking_send("MPI_Isend_c", buf, count, datatype, dest, tag, comm, pml::SendMode::Standard, request);
-}
-
-AXON_API(int, MPI_Issend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                           MPI_Request* request)) {
-  return nonblocking_send("MPI_Issend", buf, count, datatype, dest, tag, comm, pml::SendMode::Synchronous,
-                          request);
-}
-
-AXON_API(int, MPI_Issend_c, (const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                       MPI_Request* request)) {
-  return nonblocking_send("MPI_Issend_c", buf, count, datatype, dest, tag, comm, pml::SendMode::Synchronous, request);
-}
-
-AXON_API(int, MPI_Irsend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                           MPI_Request* request)) {
-  return nonblocking_send("MPI_Irsend", buf, count, datatype, dest, tag, comm, pml::SendMode::Ready, request);
-}
-
-AXON_API(int, MPI_Irsend_c, (const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                       MPI_Request* request)) {
-  return nonblocking_send("MPI_Irsend_c", buf, count, datatype, dest, tag, comm, pml::SendMode::Ready, request);
-}
-
 namespace {
 int recv_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                          MPI_Status* status) {
@@ -136,15 +81,7 @@ int recv_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype datatype,
   if (rc != MPI_SUCCESS) return raise(c, rc, fn);
   return MPI_SUCCESS;
 }
-}  // namespace
 
-AXON_API(int, MPI_Recv, (void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                         MPI_Status* status)) { return recv_impl("MPI_Recv", buf, count, datatype, source, tag, comm, status); }
-
-AXON_API(int, MPI_Recv_c, (void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                         MPI_Status* status)) { return recv_impl("MPI_Recv_c", buf, count, datatype, source, tag, comm, status); }
-
-namespace {
 int irecv_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                           MPI_Request* request) {
   AXON_COMM_OR_RAISE(c, comm, fn);
@@ -157,15 +94,7 @@ int irecv_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype datatype
   *request = handle_of(r);
   return MPI_SUCCESS;
 }
-}  // namespace
 
-AXON_API(int, MPI_Irecv, (void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                          MPI_Request* request)) { return irecv_impl("MPI_Irecv", buf, count, datatype, source, tag, comm, request); }
-
-AXON_API(int, MPI_Irecv_c, (void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                          MPI_Request* request)) { return irecv_impl("MPI_Irecv_c", buf, count, datatype, source, tag, comm, request); }
-
-namespace {
 int sendrecv_impl(const char* fn, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                              void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
                              MPI_Comm comm, MPI_Status* status) {
@@ -187,17 +116,7 @@ int sendrecv_impl(const char* fn, const void* sendbuf, MPI_Count sendcount, MPI_
   if (rc != MPI_SUCCESS) return raise(c, rc, fn);
   return MPI_SUCCESS;
 }
-}  // namespace
 
-AXON_API(int, MPI_Sendrecv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                             void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                             MPI_Comm comm, MPI_Status* status)) { return sendrecv_impl("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status); }
-
-AXON_API(int, MPI_Sendrecv_c, (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                             void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                             MPI_Comm comm, MPI_Status* status)) { return sendrecv_impl("MPI_Sendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status); }
-
-namespace {
 int sendrecv_replace_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
                                      int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   AXON_COMM_OR_RAISE(c, comm, fn);
@@ -225,12 +144,6 @@ int sendrecv_replace_impl(const char* fn, void* buf, MPI_Count count, MPI_Dataty
   return MPI_SUCCESS;
 }
 }  // namespace
-
-AXON_API(int, MPI_Sendrecv_replace, (void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                                     int source, int recvtag, MPI_Comm comm, MPI_Status* status)) { return sendrecv_replace_impl("MPI_Sendrecv_replace", buf, count, datatype, dest, sendtag, source, recvtag, comm, status); }
-
-AXON_API(int, MPI_Sendrecv_replace_c, (void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
-                                     int source, int recvtag, MPI_Comm comm, MPI_Status* status)) { return sendrecv_replace_impl("MPI_Sendrecv_replace_c", buf, count, datatype, dest, sendtag, source, recvtag, comm, status); }
 
 // ---- probes ---------------------------------------------------------------
 
@@ -345,9 +258,7 @@ int matched_receive(const char* fn, void* buf, MPI_Count count, MPI_Datatype dat
   *message = MPI_MESSAGE_NULL;
   return pml::imrecv(buf, count, type, m, out);
 }
-}  // namespace
 
-namespace {
 int mrecv_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status) {
   pml::Request* r = nullptr;
   int rc = matched_receive(fn, buf, count, datatype, message, &r);
@@ -365,13 +276,7 @@ int mrecv_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype datatype
   }
   return rc == MPI_SUCCESS ? rc : raise_self(rc, fn);
 }
-}  // namespace
 
-AXON_API(int, MPI_Mrecv, (void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status)) { return mrecv_impl("MPI_Mrecv", buf, count, datatype, message, status); }
-
-AXON_API(int, MPI_Mrecv_c, (void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status)) { return mrecv_impl("MPI_Mrecv_c", buf, count, datatype, message, status); }
-
-namespace {
 int imrecv_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
                            MPI_Request* request) {
   if (!request) return raise_self(MPI_ERR_ARG, fn, "request is NULL");
@@ -387,8 +292,8 @@ int imrecv_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype datatyp
 }
 }  // namespace
 
-AXON_API(int, MPI_Imrecv, (void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
-                           MPI_Request* request)) { return imrecv_impl("MPI_Imrecv", buf, count, datatype, message, request); }
-
-AXON_API(int, MPI_Imrecv_c, (void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
-                           MPI_Request* request)) { return imrecv_impl("MPI_Imrecv_c", buf, count, datatype, message, request); }
+// ---- entry points ----------------------------------------------------------------
+// The blocking and nonblocking sends and receives, send-receive and matched
+// receives, each with its large-count variant, only forward to the functions
+// above: generated from src/binding/c_entries.txt (python3 src/binding/gen_c_entries.py).
+#include "mpi/entries/p2p_entries.inc"

@@ -277,35 +277,8 @@ int group_ranks(Win* win, MPI_Group handle, std::vector<int>* out) {
 
 // ---- creation and destruction --------------------------------------------------------
 
-AXON_API(int, MPI_Win_create,
-         (void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win* win)) {
-  return win_create(base, size, disp_unit, info, comm, win, "MPI_Win_create");
-}
-
-AXON_API(int, MPI_Win_create_c,
-         (void* base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win* win)) {
-  return win_create(base, size, disp_unit, info, comm, win, "MPI_Win_create_c");
-}
-
-AXON_API(int, MPI_Win_allocate,
-         (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win)) {
-  return win_allocate(size, disp_unit, info, comm, baseptr, win, false, "MPI_Win_allocate");
-}
-
-AXON_API(int, MPI_Win_allocate_c,
-         (MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win)) {
-  return win_allocate(size, disp_unit, info, comm, baseptr, win, false, "MPI_Win_allocate_c");
-}
-
-AXON_API(int, MPI_Win_allocate_shared,
-         (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win)) {
-  return win_allocate(size, disp_unit, info, comm, baseptr, win, true, "MPI_Win_allocate_shared");
-}
-
-AXON_API(int, MPI_Win_allocate_shared_c,
-         (MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win)) {
-  return win_allocate(size, disp_unit, info, comm, baseptr, win, true, "MPI_Win_allocate_shared_c");
-}
+// MPI_Win_create, MPI_Win_allocate, MPI_Win_allocate_shared and their _c
+// variants are generated with the operations (below).
 
 AXON_API(int, MPI_Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win* win)) {
   const char* fn = "MPI_Win_create_dynamic";
@@ -379,72 +352,25 @@ AXON_API(int, MPI_Win_shared_query_c,
 
 // ---- operations ------------------------------------------------------------------------
 
-AXON_API(int, MPI_Put,
-         (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)) {
-  return do_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                target_datatype, win, "MPI_Put", false);
-}
+// Request-based operations: valid in passive target epochs only (MPI-4.1
+// 12.3.5); the operation is complete when the call returns.
+#define AXON_REQUEST_OP(call, win_h, request, fn)                                   \
+  do {                                                                              \
+    Win* win_ = win_of(win_h);                                                      \
+    if (!win_) return raise_self(MPI_ERR_WIN, fn, "invalid window");                \
+    if (!(request)) return win_raise(win_, MPI_ERR_ARG, fn, "request is NULL");     \
+    int rc_ = (call);                                                               \
+    if (rc_ != MPI_SUCCESS) return rc_;                                             \
+    *(request) = completed_request(win_);                                           \
+    return MPI_SUCCESS;                                                             \
+  } while (0)
 
-AXON_API(int, MPI_Put_c,
-         (const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
-          MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)) {
-  return do_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                target_datatype, win, "MPI_Put_c", false);
-}
-
-AXON_API(int, MPI_Get,
-         (void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)) {
-  return do_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                target_datatype, win, "MPI_Get", false);
-}
-
-AXON_API(int, MPI_Get_c,
-         (void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
-          MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)) {
-  return do_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                target_datatype, win, "MPI_Get_c", false);
-}
-
-AXON_API(int, MPI_Accumulate,
-         (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)) {
-  return do_acc(origin_addr, origin_count, origin_datatype, nullptr, 0, MPI_DATATYPE_NULL, target_rank,
-                target_disp, target_count, target_datatype, op, win, "MPI_Accumulate", false, false);
-}
-
-AXON_API(int, MPI_Accumulate_c,
-         (const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
-          MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)) {
-  return do_acc(origin_addr, origin_count, origin_datatype, nullptr, 0, MPI_DATATYPE_NULL, target_rank,
-                target_disp, target_count, target_datatype, op, win, "MPI_Accumulate_c", false, false);
-}
-
-AXON_API(int, MPI_Get_accumulate,
-         (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, void* result_addr,
-          int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-          int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)) {
-  return do_acc(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
-                target_rank, target_disp, target_count, target_datatype, op, win, "MPI_Get_accumulate", true,
-                false);
-}
-
-AXON_API(int, MPI_Get_accumulate_c,
-         (const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void* result_addr,
-          MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-          MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)) {
-  return do_acc(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
-                target_rank, target_disp, target_count, target_datatype, op, win, "MPI_Get_accumulate_c", true,
-                false);
-}
-
-AXON_API(int, MPI_Fetch_and_op,
-         (const void* origin_addr, void* result_addr, MPI_Datatype datatype, int target_rank,
-          MPI_Aint target_disp, MPI_Op op, MPI_Win win)) {
-  return do_acc(origin_addr, 1, datatype, result_addr, 1, datatype, target_rank, target_disp, 1, datatype, op,
-                win, "MPI_Fetch_and_op", true, false);
-}
+// MPI_Put, MPI_Get, MPI_Accumulate, MPI_Get_accumulate, their request-based
+// MPI_R* forms, MPI_Fetch_and_op, and window creation (MPI_Win_create,
+// MPI_Win_allocate, MPI_Win_allocate_shared), each with its large-count
+// variant, only forward to the functions above: generated from
+// src/binding/c_entries.txt (python3 src/binding/gen_c_entries.py).
+#include "mpi/entries/win_entries.inc"
 
 AXON_API(int, MPI_Compare_and_swap,
          (const void* origin_addr, const void* compare_addr, void* result_addr, MPI_Datatype datatype,
@@ -473,93 +399,6 @@ AXON_API(int, MPI_Compare_and_swap,
   WIN_TRY(win, fn, osc::compare_and_swap(win->w, origin_addr, compare_addr, result_addr, *t, target_rank,
                                          target_disp));
   return MPI_SUCCESS;
-}
-
-// Request-based operations: valid in passive target epochs only (MPI-4.1
-// 12.3.5); the operation is complete when the call returns.
-#define AXON_REQUEST_OP(call, win_h, request, fn)                                   \
-  do {                                                                              \
-    Win* win_ = win_of(win_h);                                                      \
-    if (!win_) return raise_self(MPI_ERR_WIN, fn, "invalid window");                \
-    if (!(request)) return win_raise(win_, MPI_ERR_ARG, fn, "request is NULL");     \
-    int rc_ = (call);                                                               \
-    if (rc_ != MPI_SUCCESS) return rc_;                                             \
-    *(request) = completed_request(win_);                                           \
-    return MPI_SUCCESS;                                                             \
-  } while (0)
-
-AXON_API(int, MPI_Rput,
-         (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
-          MPI_Request* request)) {
-  AXON_REQUEST_OP(do_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                         target_datatype, win, "MPI_Rput", true),
-                  win, request, "MPI_Rput");
-}
-
-AXON_API(int, MPI_Rput_c,
-         (const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
-          MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
-          MPI_Request* request)) {
-  AXON_REQUEST_OP(do_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                         target_datatype, win, "MPI_Rput_c", true),
-                  win, request, "MPI_Rput_c");
-}
-
-AXON_API(int, MPI_Rget,
-         (void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
-          MPI_Request* request)) {
-  AXON_REQUEST_OP(do_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                         target_datatype, win, "MPI_Rget", true),
-                  win, request, "MPI_Rget");
-}
-
-AXON_API(int, MPI_Rget_c,
-         (void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
-          MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
-          MPI_Request* request)) {
-  AXON_REQUEST_OP(do_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                         target_datatype, win, "MPI_Rget_c", true),
-                  win, request, "MPI_Rget_c");
-}
-
-AXON_API(int, MPI_Raccumulate,
-         (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-          MPI_Request* request)) {
-  AXON_REQUEST_OP(do_acc(origin_addr, origin_count, origin_datatype, nullptr, 0, MPI_DATATYPE_NULL, target_rank,
-                         target_disp, target_count, target_datatype, op, win, "MPI_Raccumulate", false, true),
-                  win, request, "MPI_Raccumulate");
-}
-
-AXON_API(int, MPI_Raccumulate_c,
-         (const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
-          MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-          MPI_Request* request)) {
-  AXON_REQUEST_OP(do_acc(origin_addr, origin_count, origin_datatype, nullptr, 0, MPI_DATATYPE_NULL, target_rank,
-                         target_disp, target_count, target_datatype, op, win, "MPI_Raccumulate_c", false, true),
-                  win, request, "MPI_Raccumulate_c");
-}
-
-AXON_API(int, MPI_Rget_accumulate,
-         (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, void* result_addr,
-          int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-          int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request)) {
-  AXON_REQUEST_OP(do_acc(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
-                         target_rank, target_disp, target_count, target_datatype, op, win,
-                         "MPI_Rget_accumulate", true, true),
-                  win, request, "MPI_Rget_accumulate");
-}
-
-AXON_API(int, MPI_Rget_accumulate_c,
-         (const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void* result_addr,
-          MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-          MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request)) {
-  AXON_REQUEST_OP(do_acc(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
-                         target_rank, target_disp, target_count, target_datatype, op, win,
-                         "MPI_Rget_accumulate_c", true, true),
-                  win, request, "MPI_Rget_accumulate_c");
 }
 
 // ---- synchronization ---------------------------------------------------------------
