@@ -4,7 +4,7 @@
 #                                     from rdma-core's headers)
 #   contrib/install-deps.sh --tests   also what the test suite uses: network
 #                                     namespaces, a one-machine Slurm, rdma-core
-#                                     tools, the soft-RoCE VM's host tools, cmake
+#                                     tools, the soft-RoCE VM's host tools, cmake, man-db
 #   contrib/install-deps.sh --peers   also Open MPI and MPICH (for contrib/bench)
 set -e
 packages="build-essential autoconf automake libtool pkg-config libpmix-dev libhwloc-dev procps"
@@ -18,8 +18,9 @@ packages_multinode="iproute2 util-linux slurmd slurmctld slurm-client slurm-wlm-
 # slow download would exceed).
 packages_verbs="ibverbs-utils ibverbs-providers rdmacm-utils perftest rdma-core"
 packages_verbs="$packages_verbs qemu-system-x86 busybox-static kmod cpio"
-# CMake: test/fortran/cmake.sh (find_package(MPI) finds Axon).
-packages_tools="cmake"
+# CMake: test/fortran/cmake.sh (find_package(MPI) finds Axon); man and groff:
+# test/tools/man.sh renders the man pages.
+packages_tools="cmake man-db groff-base"
 for arg in "$@"; do
   case "$arg" in
     --tests) packages="$packages $packages_multinode $packages_verbs $packages_tools" ;;

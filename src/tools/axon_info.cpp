@@ -1,12 +1,31 @@
-// axon_info: what this Axon installation is and how it can be tuned.
-//   axon_info            version, ABI, transports
+// axon_info: what this Axon installation is, what this node offers, and how
+// it can be tuned.
+//   axon_info            version, ABI, transports (built, and usable here),
+//                        CUDA, PMIx and hwloc versions, Fortran bindings
 //   axon_info --params   every AXON_* parameter with its default and meaning
 //   axon_info --counters every performance counter (MPI_T performance variable)
+//   axon_info --doctor   RDMA readiness of this node (doctor.cpp)
+// The usage text is also the man page (src/tools/gen-man.sh).
 #include <mpi.h>
 
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <hwloc.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <pmix.h>
+#include <strings.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -18,11 +37,22 @@ namespace {
 
 void usage() {
   std::printf(
-      "usage: axon_info [--params] [--counters] [--doctor] [--version] [--help]\n"
-      "  --params    list every AXON_* environment parameter, its default and meaning\n"
-      "  --counters  list the performance counters a running job keeps (MPI_T pvars)\n"
-      "  --doctor    check this node for RDMA: devices, ports, GIDs, MTU, ulimit -l, NUMA\n"
-      "  --version   print the version\n");
+      "Usage: axon_info [--params] [--counters] [--doctor] [--version] [--help]\n"
+      "\n"
+      "Without an option, prints what this Axon MPI build has and what this node\n"
+      "offers: the MPI standard and ABI versions; the transports built and whether\n"
+      "each can work here (shared memory and its single-copy path, the network\n"
+      "interfaces, the RDMA ports); CUDA support and whether the CUDA driver loads\n"
+      "here; the PMIx and hwloc versions built with and loaded; the Fortran bindings.\n"
+      "\n"
+      "Options:\n"
+      "  --params      list every AXON_* environment parameter, its default and meaning\n"
+      "  --counters    list the performance counters a running job keeps (MPI_T pvars)\n"
+      "  --doctor      check this node for RDMA: devices, ports, GIDs, MTU, ulimit -l, NUMA\n"
+      "  --version     print the version\n"
+      "  -h, --help    print this text\n"
+      "\n"
+      "See also: mpirun(1), mpicc(1), mpifort(1), docs/performance.md for the parameters.\n");
 }
 
 int list_params() {
@@ -96,6 +126,143 @@ void fortran_summary() {
 #endif
 }
 
+// ---- the summary's lines ------------------------------------------------------
+
+// sm: segments live in /dev/shm; large messages are copied once with
+// process_vm_readv (CMA) when the kernel allows it. The probe does what a rank
+// does: allow any process of ours to read our memory (src/rte/rte.cpp; Yama's
+// ptrace_scope=1 forbids it otherwise), then a child reads a word of ours.
+std::string sm_here() {
+  if (access("/dev/shm", W_OK | X_OK) != 0)
+    return std::string("not usable here: /dev/shm is not writable (") + std::strerror(errno) + ")";
+  prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+  static volatile uint64_t word = 0x61786f6e636d6121ull;
+  pid_t parent = getpid();
+  pid_t child = fork();
+  if (child == 0) {
+    uint64_t got = 0;
+    iovec local{&got, sizeof got};
+    iovec remote{const_cast<uint64_t*>(&word), sizeof word};
+    ssize_t n = process_vm_readv(parent, &local, 1, &remote, 1, 0);
+    _exit(n == static_cast<ssize_t>(sizeof got) && got == word ? 0 : n < 0 ? (errno > 0 && errno < 255 ? errno : 254) : 255);
+  }
+  std::string cma;
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status))
+    cma = "not probed";
+  else if (WEXITSTATUS(status) == 0)
+    cma = "yes";
+  else if (WEXITSTATUS(status) == 255)
+    cma = "no (read the wrong data)";
+  else
+    cma = std::string("no: ") + std::strerror(WEXITSTATUS(status)) +
+          " (ptrace restrictions or a container's seccomp policy; large messages go through the rings)";
+  return "usable here: /dev/shm writable; single copy (CMA): " + cma;
+}
+
+// tcp: the IPv4 interfaces that are up (before AXON_BTL_TCP_IF_INCLUDE /
+// _EXCLUDE filter them); loopback alone serves ranks of one node only.
+std::string tcp_here() {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return std::string("unknown: getifaddrs failed: ") + std::strerror(errno);
+  std::string up;
+  bool loopback = false;
+  for (ifaddrs* i = list; i; i = i->ifa_next) {
+    if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET) continue;
+    if (!(i->ifa_flags & IFF_UP) || !(i->ifa_flags & IFF_RUNNING)) continue;
+    if (i->ifa_flags & IFF_LOOPBACK) {
+      loopback = true;
+      continue;
+    }
+    char buf[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, buf, sizeof buf);
+    up += (up.empty() ? "" : ", ") + std::string(i->ifa_name) + " " + buf;
+  }
+  freeifaddrs(list);
+  if (!up.empty()) return "usable here: IPv4 interfaces up: " + up;
+  return loopback ? "usable here between ranks of this node only: no IPv4 interface up but loopback"
+                  : "not usable here: no IPv4 interface is up";
+}
+
+void transports_summary() {
+  // self, sm and tcp are always built; verbs when configure found libibverbs
+  // and librdmacm (AXON_HAVE_VERBS in axon_config.h).
+#ifdef AXON_HAVE_VERBS
+  std::printf("  transports (btl):  self, sm, tcp, verbs\n");
+#else
+  std::printf("  transports (btl):  self, sm, tcp\n");
+#endif
+  std::printf("    self:            usable here (a rank's messages to itself)\n");
+  std::printf("    sm:              %s\n", sm_here().c_str());
+  std::printf("    tcp:             %s\n", tcp_here().c_str());
+#ifdef AXON_HAVE_VERBS
+  bool usable = false;
+  std::string ports = verbs_here(&usable);
+  std::printf("    verbs:           %s: %s%s\n", usable ? "usable here" : "not usable here", ports.c_str(),
+              usable ? "" : "; axon_info --doctor tells more");
+#else
+  std::printf("    verbs:           not built (configure found no libibverbs/librdmacm development files)\n");
+#endif
+}
+
+// CUDA: built when configure found cuda.h (AXON_HAVE_CUDA); the driver is
+// dlopen'ed at run time, so one build runs with and without GPUs. The probe
+// loads the library a job would load (AXON_ACCEL_CUDA_LIBRARY) the same way.
+void cuda_summary() {
+#ifdef AXON_HAVE_CUDA
+#ifdef AXON_HAVE_CUDA_KERNELS
+  std::printf("  CUDA:              built (CUDA-aware buffers; GPU kernels built in)\n");
+#else
+  std::printf("  CUDA:              built (CUDA-aware buffers; no GPU kernels: reductions and packing on the host)\n");
+#endif
+#else
+  std::printf("  CUDA:              not built (configure found no cuda.h; --with-cuda=DIR)\n");
+#endif
+  const char* env = std::getenv("AXON_ACCEL_CUDA_LIBRARY");
+  std::string lib = env && *env ? env : "libcuda.so.1";
+  void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char* why = dlerror();
+    std::printf("    driver here:     not found (%s)\n", why ? why : lib.c_str());
+    return;
+  }
+  using InitFn = int (*)(unsigned);
+  using IntFn = int (*)(int*);
+  auto cu_init = reinterpret_cast<InitFn>(dlsym(h, "cuInit"));
+  auto cu_version = reinterpret_cast<IntFn>(dlsym(h, "cuDriverGetVersion"));
+  auto cu_count = reinterpret_cast<IntFn>(dlsym(h, "cuDeviceGetCount"));
+  if (!cu_init || !cu_version || !cu_count) {
+    std::printf("    driver here:     %s loaded, but it lacks cuInit/cuDriverGetVersion/cuDeviceGetCount\n", lib.c_str());
+    return;
+  }
+  int version = 0, count = 0;
+  cu_version(&version);
+  int rc = cu_init(0);
+  if (rc == 0) rc = cu_count(&count);
+  const char* off = std::getenv("AXON_ACCEL");
+  bool disabled = off && (!std::strcmp(off, "0") || !strcasecmp(off, "no") || !strcasecmp(off, "false") ||
+                          !strcasecmp(off, "off"));
+  if (rc != 0)
+    std::printf("    driver here:     %s, CUDA %d.%d, but cuInit failed (CUDA error %d: no usable GPU)\n", lib.c_str(),
+                version / 1000, version % 1000 / 10, rc);
+  else
+    std::printf("    driver here:     %s, CUDA %d.%d, %d device%s%s\n", lib.c_str(), version / 1000,
+                version % 1000 / 10, count, count == 1 ? "" : "s", disabled ? " (AXON_ACCEL turns CUDA support off)" : "");
+  // Never dlclose'd: the CUDA driver does not support being unloaded.
+}
+
+// PMIx and hwloc: the versions of the headers this build used, and of the
+// libraries loaded now (a different library can be found at run time).
+void versions_summary() {
+  std::printf("  PMIx:              %ld.%ld.%ld at build time (pmix_version.h); loaded: %s\n",
+              static_cast<long>(PMIX_VERSION_MAJOR), static_cast<long>(PMIX_VERSION_MINOR),
+              static_cast<long>(PMIX_VERSION_RELEASE), PMIx_Get_version());
+  unsigned built = HWLOC_API_VERSION, loaded = hwloc_get_api_version();
+  std::printf("  hwloc:             API %u.%u.%u at build time (hwloc.h); loaded: API %u.%u.%u%s\n", built >> 16,
+              (built >> 8) & 0xff, built & 0xff, loaded >> 16, (loaded >> 8) & 0xff, loaded & 0xff,
+              (built >> 16) != (loaded >> 16) ? "  [WARN] another major version than Axon was built with" : "");
+}
+
 void summary() {
   int major = 0, minor = 0, abi_major = 0, abi_minor = 0;
   MPI_Get_version(&major, &minor);
@@ -103,8 +270,10 @@ void summary() {
   std::printf("Axon MPI %s\n", PACKAGE_VERSION);
   std::printf("  MPI standard:      %d.%d\n", major, minor);
   std::printf("  MPI ABI:           %d.%d (include/mpi.h is the standard ABI header)\n", abi_major, abi_minor);
-  std::printf("  transports (btl):  self, sm (shared memory, CMA single copy)\n");
+  transports_summary();
+  cuda_summary();
   std::printf("  wire-up:           PMIx (mpirun, srun --mpi=pmix), singleton without a launcher\n");
+  versions_summary();
   fortran_summary();
   std::printf("  parameters:        axon_info --params\n");
   std::printf("  counters:          axon_info --counters\n");

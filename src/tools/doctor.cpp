@@ -144,6 +144,49 @@ std::map<std::pair<std::string, int>, ibv_port_attr> verbs_ports() {
 
 }  // namespace
 
+#ifdef AXON_HAVE_VERBS
+std::string verbs_here(bool* usable) {
+  *usable = false;
+  int n = 0;
+  ibv_device** list = ibv_get_device_list(&n);
+  if (!list || n == 0) {
+    if (list) ibv_free_device_list(list);
+    return "no RDMA devices (none in /sys/class/infiniband, or the ib_uverbs module is not loaded)";
+  }
+  std::string active, idle;
+  for (int i = 0; i < n; ++i) {
+    std::string dev = ibv_get_device_name(list[i]);
+    ibv_context* ctx = ibv_open_device(list[i]);
+    if (!ctx) {
+      idle += (idle.empty() ? "" : ", ") + dev + " (cannot be opened)";
+      continue;
+    }
+    ibv_device_attr da{};
+    if (ibv_query_device(ctx, &da) == 0)
+      for (int p = 1; p <= da.phys_port_cnt; ++p) {
+        ibv_port_attr pa{};
+        if (ibv_query_port(ctx, p, &pa) != 0) continue;
+        std::string port = dev + ":" + std::to_string(p);
+        if (pa.state == IBV_PORT_ACTIVE)
+          active += (active.empty() ? "" : ", ") + port +
+                    (pa.link_layer == IBV_LINK_LAYER_ETHERNET ? " (RoCE)" : " (InfiniBand)");
+        else
+          idle += (idle.empty() ? "" : ", ") + port + " " + ibv_port_state_str(pa.state);
+      }
+    ibv_close_device(ctx);
+  }
+  ibv_free_device_list(list);
+  *usable = !active.empty();
+  if (active.empty()) return "no ACTIVE port (" + idle + ")";
+  return "ACTIVE ports " + active + (idle.empty() ? "" : "; not active: " + idle);
+}
+#else
+std::string verbs_here(bool* usable) {
+  *usable = false;
+  return "not built";
+}
+#endif
+
 int run_doctor() {
   int problems = 0;
   std::printf("Axon doctor: RDMA readiness of this node\n");

@@ -6,8 +6,9 @@
 #   installed:  make install DESTDIR= into a temporary directory,
 #               PKG_CONFIG_PATH=<it>/lib/pkgconfig, --define-variable=prefix=
 # The flags are exactly the include and module directories and
-# -L<libdir> -lmpifort_abi -lmpi_abi; the programs (linked with an rpath
-# to <libdir>) load Axon's libraries from there.
+# -L<libdir> -Wl,-rpath,<libdir> -lmpifort_abi -lmpi_abi; the programs,
+# built with these flags only and run without LD_LIBRARY_PATH, load Axon's
+# libraries from <libdir>.
 set -u
 [[ -e "$AXON_BUILDDIR/libmpifort_abi.la" ]] || { echo "Fortran bindings not built (no libmpifort_abi)"; exit 77; }
 command -v pkg-config >/dev/null || { echo "pkg-config is not installed"; exit 77; }
@@ -69,9 +70,9 @@ check() {
     extra=
     [[ $p == mpif_h ]] && extra=$(pkg-config "$@" --variable=fflags_mpif_h axon-fort)
     # shellcheck disable=SC2086
-    $fc $extra $cflags -o "$tmp/$where-$p" "$tmp/$p.f90" $libs -Wl,-rpath,"$libdir" -J "$tmp" ||
+    $fc $extra $cflags -o "$tmp/$where-$p" "$tmp/$p.f90" $libs -J "$tmp" ||
       fail "$where: $p does not build with pkg-config's flags"
-    out=$("$MPIRUN" -np 2 "$tmp/$where-$p" 2>&1) || fail "$where: $p: $out"
+    out=$(env -u LD_LIBRARY_PATH "$MPIRUN" -np 2 "$tmp/$where-$p" 2>&1) || fail "$where: $p: $out"
     [[ "$out" == "$p OK 2" ]] || fail "$where: $p printed: $out"
     ldd "$tmp/$where-$p" | grep -q "libmpifort_abi.so.1 => $libdir/libmpifort_abi.so.1" ||
       fail "$where: $p: $(ldd "$tmp/$where-$p")"
@@ -80,12 +81,12 @@ check() {
 }
 
 PKG_CONFIG_PATH="$B/src/tools" check build-tree "$B/.libs" "-I$B/src/fortran" \
-  "-L$B/.libs -lmpifort_abi -lmpi_abi"
+  "-L$B/.libs -Wl,-rpath,$B/.libs -lmpifort_abi -lmpi_abi"
 
 make -C "$B" -s install DESTDIR="$tmp/root" >"$tmp/install.log" 2>&1 || { tail "$tmp/install.log"; fail "make install"; }
 ax="$tmp/root$prefix"
 [[ -f "$ax/lib/pkgconfig/axon-fort.pc" ]] || fail "axon-fort.pc not installed"
 [[ ! -e "$ax/lib/pkgconfig/axon-fort-uninstalled.pc" ]] || fail "axon-fort-uninstalled.pc installed"
 PKG_CONFIG_PATH="$ax/lib/pkgconfig" check installed "$ax/lib" "-I$ax/include -I$ax/lib/fortran/$fc_id" \
-  "-L$ax/lib -lmpifort_abi -lmpi_abi" --define-variable=prefix="$ax"
+  "-L$ax/lib -Wl,-rpath,$ax/lib -lmpifort_abi -lmpi_abi" --define-variable=prefix="$ax"
 echo "pkgconfig OK"

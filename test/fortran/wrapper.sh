@@ -57,14 +57,17 @@ same=$("$w" -c x.f90 -fc=gfortran -o /dev/null -fsyntax-only 2>&1 </dev/null | g
 # What CMake's FindMPI asks (-showme:compile, -showme:link with one dash) and
 # the directories / library names; with MPICH_FC naming the wrapper itself (as
 # FindMPI sets it when the project's compiler is mpifort), no endless loop.
-[[ "$("$w" -showme:compile)" == "$("$w" --showme:compile)" && "$("$w" -showme:link)" == "$li" ]] ||
+# -showme:compile / -showme:link print the flags only (Open MPI), -link-info the whole command (MPICH).
+[[ "$("$w" -showme:compile)" == "$("$w" --showme:compile)" && "$("$w" -showme:link)" == "$("$w" --showme:link)" ]] ||
   fail "-showme:compile / -showme:link"
+[[ "$li" == "$("$w" --showme:command) $("$w" --showme:compile) $("$w" --showme:link)" ]] ||
+  fail "-link-info is not the compiler, --showme:compile and --showme:link: $li"
 export AXON_MPIFORT_BUILDDIR="$AXON_BUILDDIR"
 [[ "$("$w" --showme:incdirs)" == "$AXON_BUILDDIR/src/fortran $AXON_BUILDDIR/src/fortran" ]] ||
   fail "--showme:incdirs: $("$w" --showme:incdirs)"
 [[ "$("$w" --showme:libdirs)" == "$AXON_BUILDDIR/.libs" && "$("$w" --showme:libs)" == "mpifort_abi mpi_abi" ]] ||
   fail "--showme:libdirs / --showme:libs"
-loop=$(MPICH_FC="$w" timeout 10 "$w" -showme:compile) || fail "MPICH_FC=mpifort: $loop"
+loop=$(MPICH_FC="$w" timeout 10 "$w" -compile-info) || fail "MPICH_FC=mpifort: $loop"
 [[ "$loop" == "$w "* ]] || fail "MPICH_FC=mpifort: $loop"
 out=$(cd "$tmp" && printf 'program p\nend program p\n' >p.f90 && MPICH_FC="$w" timeout 20 "$w" -c p.f90 -o p.o 2>&1) ||
   fail "MPICH_FC=mpifort compiling: $out"

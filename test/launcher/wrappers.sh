@@ -36,6 +36,7 @@ sh "$tools/mpicc" -c -I"$AXON_SRCDIR/include" "$work/hello.c" -o "$work/hello.o"
 if command -v pkg-config >/dev/null; then
     flags=$(pkg-config --cflags --libs "$tools/axon.pc") || fail "pkg-config rejects axon.pc"
     flags=$(echo $flags)  # pkg-config pads with spaces; it also drops -I/usr/include
-    [[ "$flags" =~ ^(-I/[^\ ]*/include\ )?-L/[^\ ]+\ -lmpi_abi$ ]] || fail "axon.pc flags: $flags"
+    [[ "$flags" =~ ^(-I/[^\ ]*/include\ )?-L(/[^\ ]+)\ -Wl,-rpath,(/[^\ ]+)\ -lmpi_abi$ ]] || fail "axon.pc flags: $flags"
+    [[ "${BASH_REMATCH[2]}" == "${BASH_REMATCH[3]}" ]] || fail "axon.pc: rpath differs from -L: $flags"
 fi
 echo "wrappers OK"
