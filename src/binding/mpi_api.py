@@ -25,6 +25,7 @@ HEADER = """\
 #            fortran=special  the Fortran wrapper is hand-written (src/fortran/)
 #            fortran=no       no Fortran binding (C only, or not done yet)
 #            fortran_ierror=no  the Fortran routine has no IERROR argument
+#            f08=no           mpif.h and `use mpi` only (no mpi_f08 form)
 # DIR:       in | out | inout
 # KIND:      choice           a buffer of any type (void *)
 #            count            an int count;  mpi_count: an MPI_Count

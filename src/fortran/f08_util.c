@@ -70,32 +70,67 @@ static void copy_elems(const CFI_cdesc_t *d, char *tmp, int out)
     }
 }
 
-int axon_f08_buf_begin(axon_f08_buf *b, const CFI_cdesc_t *d, MPI_Fint *count, MPI_Fint *type,
-                       int mode, int copy_out)
+/* A datatype of one element of TYPE (extent ELEM_LEN, lower bound 0) per
+ * element of section D, in array element order: nested hvectors, one per
+ * dimension, each dimension's byte stride its own. MPI_DATATYPE_NULL when
+ * it cannot be made. */
+static MPI_Datatype section_type(const CFI_cdesc_t *d, MPI_Datatype type)
+{
+    MPI_Datatype t = type;
+    for (int k = 0; k < d->rank; ++k) {
+        MPI_Datatype next = MPI_DATATYPE_NULL;
+        int ok = MPI_Type_create_hvector((int)d->dim[k].extent, 1, (MPI_Aint)d->dim[k].sm, t, &next) ==
+                 MPI_SUCCESS;
+        if (t != type) MPI_Type_free(&t);
+        if (!ok) return MPI_DATATYPE_NULL;
+        t = next;
+    }
+    if (MPI_Type_commit(&t) != MPI_SUCCESS) {
+        MPI_Type_free(&t);
+        return MPI_DATATYPE_NULL;
+    }
+    return t;
+}
+
+int axon_f08_buf_begin(axon_f08_buf *b, const CFI_cdesc_t *d, MPI_Fint *count, MPI_Count *count_c,
+                       MPI_Fint *type, int mode, int copy_out)
 {
     memset(b, 0, sizeof(*b));
     b->countp = count;
+    b->countcp = count_c;
     b->typep = type;
+    b->one = 1;
+    b->one_c = 1;
     b->d = d;
     b->ptr = d->base_addr;
     if (mode == F08_BUFFER_ADDRESS || d->rank == 0 || nelems(d) <= 1 || contiguous(d)) return MPI_SUCCESS;
     if (mode == F08_BUFFER_CONTIGUOUS) return MPI_ERR_BUFFER;
-    if (count != NULL && type != NULL) {
-        ptrdiff_t s = uniform_stride(d);
+    if (type != NULL) {
         MPI_Datatype t = MPI_Type_fromint(*type);
         MPI_Aint lb = 0, extent = 0;
-        if (s > 0 && MPI_Type_get_extent(t, &lb, &extent) == MPI_SUCCESS && lb == 0 &&
-            extent == (MPI_Aint)d->elem_len) {
-            MPI_Datatype r = MPI_DATATYPE_NULL;
-            if (MPI_Type_create_resized(t, 0, (MPI_Aint)s, &r) == MPI_SUCCESS) {
-                if (MPI_Type_commit(&r) == MPI_SUCCESS) {
-                    b->type = MPI_Type_toint(r);
-                    b->typep = &b->type;
-                    b->made_type = 1;
-                    return MPI_SUCCESS;
-                }
+        int elementwise = MPI_Type_get_extent(t, &lb, &extent) == MPI_SUCCESS && lb == 0 &&
+                          extent == (MPI_Aint)d->elem_len;
+        ptrdiff_t s = uniform_stride(d);
+        MPI_Count n = count != NULL ? (MPI_Count)*count : count_c != NULL ? *count_c : -1;
+        MPI_Datatype r = MPI_DATATYPE_NULL;
+        if (elementwise && s > 0) {
+            /* One stride: the datatype resized to it, COUNT of them. */
+            if (MPI_Type_create_resized(t, 0, (MPI_Aint)s, &r) == MPI_SUCCESS && MPI_Type_commit(&r) != MPI_SUCCESS)
                 MPI_Type_free(&r);
+        } else if (elementwise && n == (MPI_Count)nelems(d)) {
+            /* Every element of a section with strides of its own per
+             * dimension: one datatype describing the section, count 1. */
+            r = section_type(d, t);
+            if (r != MPI_DATATYPE_NULL) {
+                b->countp = count != NULL ? &b->one : NULL;
+                b->countcp = count_c != NULL ? &b->one_c : NULL;
             }
+        }
+        if (r != MPI_DATATYPE_NULL) {
+            b->type = MPI_Type_toint(r);
+            b->typep = &b->type;
+            b->made_type = 1;
+            return MPI_SUCCESS;
         }
     }
     if (mode != F08_BUFFER_BLOCKING) return MPI_ERR_BUFFER;
@@ -130,4 +165,20 @@ int axon_f08_raise(int kind, MPI_Fint h, int code)
     default: MPI_Comm_call_errhandler(MPI_COMM_SELF, code); break;
     }
     return code;
+}
+
+/* MPI_SIZEOF(X, SIZE, IERROR) of `use mpi` and `use mpi_f08`: X of any type,
+ * kind and rank arrives as a descriptor, whose element length is the size in
+ * bytes of one element. IERROR is optional in mpi_f08. */
+AXON_F_API void axon_f_sizeof(const CFI_cdesc_t *x, MPI_Fint *size, MPI_Fint *ierror)
+{
+    *size = (MPI_Fint)x->elem_len;
+    if (ierror != NULL) *ierror = MPI_SUCCESS;
+}
+
+/* MPI_F_SYNC_REG(BUF): does nothing, but the compiler cannot know that, so
+ * it must assume BUF changed and reload it from memory. */
+AXON_F_ENTRY(mpi_f_sync_reg_, (void *buf))
+{
+    (void)buf;
 }

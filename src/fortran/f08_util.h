@@ -23,7 +23,11 @@ enum {
 
 typedef struct {
     void *ptr;              /* what the call gets */
-    MPI_Fint *countp, *typep;
+    MPI_Fint *countp;       /* the count argument the call gets (int forms) */
+    MPI_Count *countcp;     /* the same for the large-count (_c) forms */
+    MPI_Fint *typep;        /* the datatype argument the call gets */
+    MPI_Fint one;           /* count 1 of a datatype describing the whole section */
+    MPI_Count one_c;
     MPI_Fint type;          /* the datatype made from the strides */
     int made_type;
     void *tmp;              /* the contiguous copy */
@@ -31,16 +35,20 @@ typedef struct {
     int copy_out;
 } axon_f08_buf;
 
-/* Prepares buffer D. COUNT and TYPE are its count and datatype when the
- * routine pairs them with this buffer alone (else NULL: no datatype is made).
- * Returns MPI_SUCCESS or an MPI error code. */
-int axon_f08_buf_begin(axon_f08_buf *b, const CFI_cdesc_t *d, MPI_Fint *count, MPI_Fint *type,
-                       int mode, int copy_out);
+/* Prepares buffer D. When the routine pairs a count and a datatype with this
+ * buffer alone, COUNT (int forms) or COUNT_C (large-count forms) and TYPE are
+ * them (else all NULL: no datatype is made). The call then gets b->ptr,
+ * b->countp / b->countcp and b->typep. Returns MPI_SUCCESS or an MPI error code. */
+int axon_f08_buf_begin(axon_f08_buf *b, const CFI_cdesc_t *d, MPI_Fint *count, MPI_Count *count_c,
+                       MPI_Fint *type, int mode, int copy_out);
 /* Raises CODE on the error handler of object H (KIND 0: a communicator, 1: a
  * window, 2: a file, 3: none, MPI_COMM_SELF); returns CODE. */
 int axon_f08_raise(int kind, MPI_Fint h, int code);
 /* After the call: copies back and frees. */
 void axon_f08_buf_end(axon_f08_buf *b);
+
+/* MPI_SIZEOF of `use mpi` and `use mpi_f08` (bind(C) name axon_f_sizeof). */
+AXON_F_API void axon_f_sizeof(const CFI_cdesc_t *x, MPI_Fint *size, MPI_Fint *ierror);
 
 #if defined(__cplusplus)
 }

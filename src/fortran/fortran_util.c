@@ -25,6 +25,10 @@ void *axon_f_alloc(long n, size_t size)
 
 char *axon_f_str_in(const char *f, size_t len)
 {
+    /* Leading and trailing blanks are not part of a Fortran string argument
+     * (the standard says so of info keys and values, MPI-4.1 chapter 10;
+     * MPICH strips them from every string argument, and so does Axon). */
+    while (len > 0 && f[0] == ' ') ++f, --len;
     while (len > 0 && f[len - 1] == ' ') --len;
     char *c = (char *)axon_f_alloc((long)len + 1, 1);
     memcpy(c, f, len);

@@ -17,6 +17,14 @@ extern "C" {
 /* Only the Fortran entry points leave libmpifort_abi (src/fortran/exports.map). */
 #define AXON_F_API __attribute__((visibility("default")))
 
+/* An MPI routine for Fortran: defines pmpi_NAME_ (the profiling name) and
+ * mpi_NAME_ as a weak alias of it, so a profiling library's mpi_NAME_ takes
+ * the place of Axon's and reaches Axon's through pmpi_NAME_ (MPI-4.1 15.2).
+ * Use as AXON_F_ENTRY(mpi_send_, (void *buf, ...)) { body }. */
+#define AXON_F_ENTRY(name, params)                                                     \
+    AXON_F_API void name params __attribute__((weak, alias("p" #name)));              \
+    AXON_F_API void p##name params
+
 /* gfortran's LOGICAL values. */
 #define AXON_F_TRUE 1
 #define AXON_F_FALSE 0
@@ -78,7 +86,7 @@ static inline MPI_Status *axon_f_statuses(MPI_Fint *p)
 
 /* calloc(n, size) that never returns NULL for n <= 0 (aborts when out of memory). */
 void *axon_f_alloc(long n, size_t size);
-/* A Fortran CHARACTER argument as a NUL-terminated copy without trailing blanks (free() it). */
+/* A Fortran CHARACTER argument as a NUL-terminated copy without leading and trailing blanks (free() it). */
 char *axon_f_str_in(const char *f, size_t len);
 /* Copies a C string into a Fortran CHARACTER argument, blank-padded (truncated if longer). */
 void axon_f_str_out(const char *c, char *f, size_t len);

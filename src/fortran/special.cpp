@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "fortran/attr_box.h"
 #include "fortran/fortran_util.h"
 
 namespace {
@@ -73,10 +74,10 @@ int copy_trampoline(Handle h, int keyval, void* extra_state, void* in, void* out
   FortranKeyval kv = lookup(Kind, keyval);
   if (!kv.copy) return MPI_ERR_INTERN;
   Fint fh = ToInt(h), fk = keyval, fflag = AXON_F_FALSE, ierr = MPI_SUCCESS;
-  MPI_Aint extra = reinterpret_cast<MPI_Aint>(extra_state), vin = reinterpret_cast<MPI_Aint>(in), vout = 0;
+  MPI_Aint extra = reinterpret_cast<MPI_Aint>(extra_state), vin = axon::fortran::attr_box_value(in), vout = 0;
   kv.copy(&fh, &fk, &extra, &vin, &vout, &fflag, &ierr);
   *flag = fflag != 0;
-  if (fflag) *static_cast<void**>(out) = reinterpret_cast<void*>(vout);
+  if (fflag) *static_cast<void**>(out) = axon::fortran::attr_box(vout);  // a value set by Fortran code
   return ierr;
 }
 
@@ -85,17 +86,22 @@ int delete_trampoline(Handle h, int keyval, void* value, void* extra_state) {
   FortranKeyval kv = lookup(Kind, keyval);
   if (!kv.del) return MPI_ERR_INTERN;
   Fint fh = ToInt(h), fk = keyval, ierr = MPI_SUCCESS;
-  MPI_Aint extra = reinterpret_cast<MPI_Aint>(extra_state), v = reinterpret_cast<MPI_Aint>(value);
+  MPI_Aint extra = reinterpret_cast<MPI_Aint>(extra_state), v = axon::fortran::attr_box_value(value);
   kv.del(&fh, &fk, &v, &extra, &ierr);
+  axon::fortran::attr_box_unref(value);
   return ierr;
 }
 
+// The predefined callbacks become the C behaviour (no copy; the same word),
+// with the reference counts of boxed values (attr_box.h) kept.
 template <int Kind, typename CopyC, typename DeleteC, typename Handle, Fint (*ToInt)(Handle), typename Create>
 void create_keyval(Create create, FCopyFn fcopy, FDeleteFn fdel, FCopyFn null_copy, FCopyFn dup, FDeleteFn null_del,
-                   CopyC* c_null_copy, CopyC* c_dup, DeleteC* c_null_del, Fint* keyval, MPI_Aint* extra,
-                   Fint* ierror) {
-  CopyC* c_copy = fcopy == null_copy ? c_null_copy : fcopy == dup ? c_dup : &copy_trampoline<Kind, Handle, ToInt>;
-  DeleteC* c_del = fdel == null_del ? c_null_del : &delete_trampoline<Kind, Handle, ToInt>;
+                   CopyC* c_null_copy, Fint* keyval, MPI_Aint* extra, Fint* ierror) {
+  CopyC* c_copy = fcopy == null_copy ? c_null_copy
+                  : fcopy == dup     ? &axon::fortran::attr_box_dup<Handle>
+                                     : &copy_trampoline<Kind, Handle, ToInt>;
+  DeleteC* c_del =
+      fdel == null_del ? &axon::fortran::attr_box_delete<Handle> : &delete_trampoline<Kind, Handle, ToInt>;
   int kv = MPI_KEYVAL_INVALID;
   *ierror = create(c_copy, c_del, &kv, reinterpret_cast<void*>(*extra));
   if (*ierror != MPI_SUCCESS) return;
@@ -107,7 +113,9 @@ void create_keyval(Create create, FCopyFn fcopy, FDeleteFn fdel, FCopyFn null_co
 }
 
 // The value a Fortran program sees for an attribute: predefined attributes
-// hold a pointer to the value in C (MPI_WIN_BASE the address itself).
+// hold a pointer to the value in C (MPI_WIN_BASE the address itself); a
+// value set from Fortran is boxed (attr_box.h); one set from C is the
+// pointer itself.
 MPI_Aint attribute_to_fortran(int keyval, void* v, bool win) {
   if (win) {
     if (keyval == MPI_WIN_BASE) return reinterpret_cast<MPI_Aint>(v);
@@ -118,7 +126,7 @@ MPI_Aint attribute_to_fortran(int keyval, void* v, bool win) {
              keyval == MPI_UNIVERSE_SIZE || keyval == MPI_APPNUM || keyval == MPI_LASTUSEDCODE) {
     return *static_cast<int*>(v);
   }
-  return reinterpret_cast<MPI_Aint>(v);
+  return axon::fortran::attr_box_value(v);
 }
 
 // ---- callbacks without user state: one C trampoline per slot ---------------
@@ -188,6 +196,8 @@ const auto session_err_table = table<MPI_Session_errhandler_function*>(
     ErrMake<3, MPI_Session, MPI_Session_toint, MPI_Session_errhandler_function>{}, std::make_index_sequence<kSlots>{});
 
 // ---- generalized requests: the Fortran callbacks travel in the extra state --
+// The callbacks get the program's own EXTRA_STATE variable (not a copy), as
+// with MPICH: a free function that updates it updates the caller's variable.
 using FQueryFn = void (*)(MPI_Aint*, Fint*, Fint*);
 using FFreeFn = void (*)(MPI_Aint*, Fint*);
 using FCancelFn = void (*)(MPI_Aint*, Fint*, Fint*);
@@ -195,25 +205,25 @@ struct FortranGrequest {
   FQueryFn query;
   FFreeFn free;
   FCancelFn cancel;
-  MPI_Aint extra;
+  MPI_Aint* extra;
 };
 int grequest_query(void* state, MPI_Status* status) {
   auto* g = static_cast<FortranGrequest*>(state);
   Fint ierr = MPI_SUCCESS;
-  g->query(&g->extra, reinterpret_cast<Fint*>(status), &ierr);
+  g->query(g->extra, reinterpret_cast<Fint*>(status), &ierr);
   return ierr;
 }
 int grequest_free(void* state) {
   auto* g = static_cast<FortranGrequest*>(state);
   Fint ierr = MPI_SUCCESS;
-  g->free(&g->extra, &ierr);
+  g->free(g->extra, &ierr);
   delete g;
   return ierr;
 }
 int grequest_cancel(void* state, int complete) {
   auto* g = static_cast<FortranGrequest*>(state);
   Fint ierr = MPI_SUCCESS, fcomplete = complete ? AXON_F_TRUE : AXON_F_FALSE;
-  g->cancel(&g->extra, &fcomplete, &ierr);
+  g->cancel(g->extra, &fcomplete, &ierr);
   return ierr;
 }
 
@@ -288,15 +298,15 @@ bool is_root(MPI_Comm comm, int root) {
 
 extern "C" {
 
-AXON_F_API void mpi_init_(Fint* ierror) { *ierror = MPI_Init(nullptr, nullptr); }
+AXON_F_ENTRY(mpi_init_, (Fint* ierror)) { *ierror = MPI_Init(nullptr, nullptr); }
 
-AXON_F_API void mpi_init_thread_(Fint* required, Fint* provided, Fint* ierror) {
+AXON_F_ENTRY(mpi_init_thread_, (Fint* required, Fint* provided, Fint* ierror)) {
   *ierror = MPI_Init_thread(nullptr, nullptr, *required, provided);
 }
 
-AXON_F_API void mpi_pcontrol_(Fint* level) { MPI_Pcontrol(*level); }
+AXON_F_ENTRY(mpi_pcontrol_, (Fint* level)) { MPI_Pcontrol(*level); }
 
-AXON_F_API void mpi_op_create_(FUserFn fn, Fint* commute, Fint* op, Fint* ierror) {
+AXON_F_ENTRY(mpi_op_create_, (FUserFn fn, Fint* commute, Fint* op, Fint* ierror)) {
   int slot = op_slots.take(fn);
   if (slot < 0) {
     *ierror = MPI_ERR_INTERN;
@@ -307,47 +317,53 @@ AXON_F_API void mpi_op_create_(FUserFn fn, Fint* commute, Fint* op, Fint* ierror
   if (*ierror == MPI_SUCCESS) *op = MPI_Op_toint(c_op);
 }
 
-AXON_F_API void mpi_comm_create_keyval_(FCopyFn copy, FDeleteFn del, Fint* keyval, MPI_Aint* extra, Fint* ierror) {
+AXON_F_ENTRY(mpi_comm_create_keyval_, (FCopyFn copy, FDeleteFn del, Fint* keyval, MPI_Aint* extra, Fint* ierror)) {
   create_keyval<kCommKv, MPI_Comm_copy_attr_function, MPI_Comm_delete_attr_function, MPI_Comm, MPI_Comm_toint>(
       MPI_Comm_create_keyval, copy, del, mpi_comm_null_copy_fn_, mpi_comm_dup_fn_, mpi_comm_null_delete_fn_,
-      MPI_COMM_NULL_COPY_FN, MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, keyval, extra, ierror);
+      MPI_COMM_NULL_COPY_FN, keyval, extra, ierror);
 }
-AXON_F_API void mpi_type_create_keyval_(FCopyFn copy, FDeleteFn del, Fint* keyval, MPI_Aint* extra, Fint* ierror) {
+AXON_F_ENTRY(mpi_type_create_keyval_, (FCopyFn copy, FDeleteFn del, Fint* keyval, MPI_Aint* extra, Fint* ierror)) {
   create_keyval<kTypeKv, MPI_Type_copy_attr_function, MPI_Type_delete_attr_function, MPI_Datatype, MPI_Type_toint>(
       MPI_Type_create_keyval, copy, del, mpi_type_null_copy_fn_, mpi_type_dup_fn_, mpi_type_null_delete_fn_,
-      MPI_TYPE_NULL_COPY_FN, MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN, keyval, extra, ierror);
+      MPI_TYPE_NULL_COPY_FN, keyval, extra, ierror);
 }
-AXON_F_API void mpi_win_create_keyval_(FCopyFn copy, FDeleteFn del, Fint* keyval, MPI_Aint* extra, Fint* ierror) {
+AXON_F_ENTRY(mpi_win_create_keyval_, (FCopyFn copy, FDeleteFn del, Fint* keyval, MPI_Aint* extra, Fint* ierror)) {
   create_keyval<kWinKv, MPI_Win_copy_attr_function, MPI_Win_delete_attr_function, MPI_Win, MPI_Win_toint>(
       MPI_Win_create_keyval, copy, del, mpi_win_null_copy_fn_, mpi_win_dup_fn_, mpi_win_null_delete_fn_,
-      MPI_WIN_NULL_COPY_FN, MPI_WIN_DUP_FN, MPI_WIN_NULL_DELETE_FN, keyval, extra, ierror);
+      MPI_WIN_NULL_COPY_FN, keyval, extra, ierror);
 }
 
-AXON_F_API void mpi_comm_set_attr_(Fint* comm, Fint* keyval, MPI_Aint* value, Fint* ierror) {
-  *ierror = MPI_Comm_set_attr(MPI_Comm_fromint(*comm), *keyval, reinterpret_cast<void*>(*value));
+AXON_F_ENTRY(mpi_comm_set_attr_, (Fint* comm, Fint* keyval, MPI_Aint* value, Fint* ierror)) {
+  void* box = axon::fortran::attr_box(*value);
+  *ierror = MPI_Comm_set_attr(MPI_Comm_fromint(*comm), *keyval, box);
+  if (*ierror != MPI_SUCCESS) axon::fortran::attr_box_unref(box);
 }
-AXON_F_API void mpi_type_set_attr_(Fint* type, Fint* keyval, MPI_Aint* value, Fint* ierror) {
-  *ierror = MPI_Type_set_attr(MPI_Type_fromint(*type), *keyval, reinterpret_cast<void*>(*value));
+AXON_F_ENTRY(mpi_type_set_attr_, (Fint* type, Fint* keyval, MPI_Aint* value, Fint* ierror)) {
+  void* box = axon::fortran::attr_box(*value);
+  *ierror = MPI_Type_set_attr(MPI_Type_fromint(*type), *keyval, box);
+  if (*ierror != MPI_SUCCESS) axon::fortran::attr_box_unref(box);
 }
-AXON_F_API void mpi_win_set_attr_(Fint* win, Fint* keyval, MPI_Aint* value, Fint* ierror) {
-  *ierror = MPI_Win_set_attr(MPI_Win_fromint(*win), *keyval, reinterpret_cast<void*>(*value));
+AXON_F_ENTRY(mpi_win_set_attr_, (Fint* win, Fint* keyval, MPI_Aint* value, Fint* ierror)) {
+  void* box = axon::fortran::attr_box(*value);
+  *ierror = MPI_Win_set_attr(MPI_Win_fromint(*win), *keyval, box);
+  if (*ierror != MPI_SUCCESS) axon::fortran::attr_box_unref(box);
 }
 
-AXON_F_API void mpi_comm_get_attr_(Fint* comm, Fint* keyval, MPI_Aint* value, Fint* flag, Fint* ierror) {
+AXON_F_ENTRY(mpi_comm_get_attr_, (Fint* comm, Fint* keyval, MPI_Aint* value, Fint* flag, Fint* ierror)) {
   void* v = nullptr;
   int found = 0;
   *ierror = MPI_Comm_get_attr(MPI_Comm_fromint(*comm), *keyval, &v, &found);
   *flag = (*ierror == MPI_SUCCESS && found) ? AXON_F_TRUE : AXON_F_FALSE;
   if (*flag) *value = attribute_to_fortran(*keyval, v, false);
 }
-AXON_F_API void mpi_type_get_attr_(Fint* type, Fint* keyval, MPI_Aint* value, Fint* flag, Fint* ierror) {
+AXON_F_ENTRY(mpi_type_get_attr_, (Fint* type, Fint* keyval, MPI_Aint* value, Fint* flag, Fint* ierror)) {
   void* v = nullptr;
   int found = 0;
   *ierror = MPI_Type_get_attr(MPI_Type_fromint(*type), *keyval, &v, &found);
   *flag = (*ierror == MPI_SUCCESS && found) ? AXON_F_TRUE : AXON_F_FALSE;
-  if (*flag) *value = reinterpret_cast<MPI_Aint>(v);
+  if (*flag) *value = axon::fortran::attr_box_value(v);
 }
-AXON_F_API void mpi_win_get_attr_(Fint* win, Fint* keyval, MPI_Aint* value, Fint* flag, Fint* ierror) {
+AXON_F_ENTRY(mpi_win_get_attr_, (Fint* win, Fint* keyval, MPI_Aint* value, Fint* flag, Fint* ierror)) {
   void* v = nullptr;
   int found = 0;
   *ierror = MPI_Win_get_attr(MPI_Win_fromint(*win), *keyval, &v, &found);
@@ -356,7 +372,7 @@ AXON_F_API void mpi_win_get_attr_(Fint* win, Fint* keyval, MPI_Aint* value, Fint
 }
 
 #define AXON_F_CREATE_ERRHANDLER(lower, Upper, kind, tbl)                                   \
-  AXON_F_API void mpi_##lower##_create_errhandler_(FErrFn fn, Fint* errhandler, Fint* ierror) { \
+  AXON_F_ENTRY(mpi_##lower##_create_errhandler_, (FErrFn fn, Fint* errhandler, Fint* ierror)) { \
     int slot = err_slots[kind].take(fn);                                                   \
     if (slot < 0) {                                                                        \
       *ierror = MPI_ERR_INTERN;                                                            \
@@ -372,9 +388,9 @@ AXON_F_CREATE_ERRHANDLER(file, File, 2, file_err_table)
 AXON_F_CREATE_ERRHANDLER(session, Session, 3, session_err_table)
 #undef AXON_F_CREATE_ERRHANDLER
 
-AXON_F_API void mpi_grequest_start_(FQueryFn query, FFreeFn free_fn, FCancelFn cancel, MPI_Aint* extra,
-                                    Fint* request, Fint* ierror) {
-  auto* g = new FortranGrequest{query, free_fn, cancel, *extra};
+AXON_F_ENTRY(mpi_grequest_start_, (FQueryFn query, FFreeFn free_fn, FCancelFn cancel, MPI_Aint* extra,
+                                    Fint* request, Fint* ierror)) {
+  auto* g = new FortranGrequest{query, free_fn, cancel, extra};
   MPI_Request r = MPI_REQUEST_NULL;
   *ierror = MPI_Grequest_start(grequest_query, grequest_free, grequest_cancel, g, &r);
   if (*ierror != MPI_SUCCESS) {
@@ -384,11 +400,13 @@ AXON_F_API void mpi_grequest_start_(FQueryFn query, FFreeFn free_fn, FCancelFn c
   *request = MPI_Request_toint(r);
 }
 
-AXON_F_API void mpi_info_get_string_(Fint* info, char* key, Fint* buflen, char* value, Fint* flag, Fint* ierror,
-                                     size_t key_len, size_t value_len) {
+AXON_F_ENTRY(mpi_info_get_string_, (Fint* info, char* key, Fint* buflen, char* value, Fint* flag, Fint* ierror,
+                                     size_t key_len, size_t value_len)) {
   char* c_key = axon_f_str_in(key, key_len);
   // In Fortran, BUFLEN counts no terminator: the C buffer is one longer.
-  int c_buflen = *buflen > 0 ? static_cast<int>(value_len) + 1 : 0;
+  // VALUE gets at most min(BUFLEN, LEN(VALUE)) characters, blank-padded.
+  size_t room = *buflen > 0 ? std::min(static_cast<size_t>(*buflen), value_len) : 0;
+  int c_buflen = *buflen > 0 ? static_cast<int>(room) + 1 : 0;
   std::vector<char> c_value(static_cast<size_t>(c_buflen) + 1, '\0');
   int found = 0;
   *ierror = MPI_Info_get_string(MPI_Info_fromint(*info), c_key, &c_buflen, c_value.data(), &found);
@@ -401,8 +419,8 @@ AXON_F_API void mpi_info_get_string_(Fint* info, char* key, Fint* buflen, char* 
 
 // MPI_REGISTER_DATAREP(DATAREP, READ_CONVERSION_FN, WRITE_CONVERSION_FN, DTYPE_FILE_EXTENT_FN,
 //                      EXTRA_STATE, IERROR): MPI_CONVERSION_FN_NULL becomes the C constant.
-AXON_F_API void mpi_register_datarep_(char* datarep, FConversionFn read_fn, FConversionFn write_fn,
-                                      FExtentFn extent_fn, MPI_Aint* extra, Fint* ierror, size_t datarep_len) {
+AXON_F_ENTRY(mpi_register_datarep_, (char* datarep, FConversionFn read_fn, FConversionFn write_fn,
+                                      FExtentFn extent_fn, MPI_Aint* extra, Fint* ierror, size_t datarep_len)) {
   char* c_name = axon_f_str_in(datarep, datarep_len);
   FConversionFn null_fn = mpi_conversion_fn_null_;
   bool null_read = read_fn == null_fn, null_write = write_fn == null_fn;
@@ -418,8 +436,8 @@ AXON_F_API void mpi_register_datarep_(char* datarep, FConversionFn read_fn, FCon
 // PSET_LEN = 0 it returns the length of the name (no terminator: the length a
 // CHARACTER needs); otherwise PSET_NAME gets the first min(PSET_LEN,
 // LEN(PSET_NAME)) characters of the name, blank-padded, and PSET_LEN is left.
-AXON_F_API void mpi_session_get_nth_pset_(Fint* session, Fint* info, Fint* n, Fint* pset_len, char* pset_name,
-                                          Fint* ierror, size_t pset_name_len) {
+AXON_F_ENTRY(mpi_session_get_nth_pset_, (Fint* session, Fint* info, Fint* n, Fint* pset_len, char* pset_name,
+                                          Fint* ierror, size_t pset_name_len)) {
   MPI_Session c_session = MPI_Session_fromint(*session);
   MPI_Info c_info = MPI_Info_fromint(*info);
   int need = *pset_len < 0 ? *pset_len : 0;  // a negative length: the C function raises MPI_ERR_ARG
@@ -438,8 +456,8 @@ AXON_F_API void mpi_session_get_nth_pset_(Fint* session, Fint* info, Fint* n, Fi
   std::memset(pset_name + copy, ' ', pset_name_len - copy);
 }
 
-AXON_F_API void mpi_comm_spawn_(char* command, char* argv, Fint* maxprocs, Fint* info, Fint* root, Fint* comm,
-                                Fint* intercomm, Fint* errcodes, Fint* ierror, size_t command_len, size_t argv_len) {
+AXON_F_ENTRY(mpi_comm_spawn_, (char* command, char* argv, Fint* maxprocs, Fint* info, Fint* root, Fint* comm,
+                                Fint* intercomm, Fint* errcodes, Fint* ierror, size_t command_len, size_t argv_len)) {
   MPI_Comm c_comm = MPI_Comm_fromint(*comm);
   std::string c_command = trimmed(command, command_len);
   std::vector<std::string> args;
@@ -452,9 +470,9 @@ AXON_F_API void mpi_comm_spawn_(char* command, char* argv, Fint* maxprocs, Fint*
   *intercomm = MPI_Comm_toint(c_inter);
 }
 
-AXON_F_API void mpi_comm_spawn_multiple_(Fint* count, char* commands, char* argvs, Fint* maxprocs, Fint* infos,
+AXON_F_ENTRY(mpi_comm_spawn_multiple_, (Fint* count, char* commands, char* argvs, Fint* maxprocs, Fint* infos,
                                          Fint* root, Fint* comm, Fint* intercomm, Fint* errcodes, Fint* ierror,
-                                         size_t commands_len, size_t argvs_len) {
+                                         size_t commands_len, size_t argvs_len)) {
   MPI_Comm c_comm = MPI_Comm_fromint(*comm);
   bool root_here = is_root(c_comm, *root);
   int n = root_here && *count > 0 ? *count : 0;

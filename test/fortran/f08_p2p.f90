@@ -1,8 +1,9 @@
 ! use mpi_f08: point-to-point with TYPE(MPI_Status) fields and omitted
 ! IERROR, nonblocking arrays of TYPE(MPI_Request), strided array sections
 ! (a(1:n:3), b(2:n:2,1)) as send and receive buffers of Send/Recv, Sendrecv,
-! Isend/Irecv (a datatype from the strides) and a 2-D section with no
-! uniform stride (a contiguous copy), Probe, Get_count.
+! Isend/Irecv (a datatype from the strides), 2-D sections with no uniform
+! stride (blocking and nonblocking: a datatype describing the section; a
+! count short of the section: a contiguous copy), Probe, Get_count.
 program f08_p2p
   use mpi_f08
   implicit none
@@ -112,6 +113,32 @@ program f08_p2p
     end do
   end do
   if (flagged /= 0) call fail('2-D section')
+
+  ! the same 2-D sections nonblocking: one datatype describes each section
+  ! (no copy is possible while the request is pending)
+  m2 = 0
+  call MPI_Irecv(m2(2:6:2, 2:4:2), 6, MPI_INTEGER, left, 7, MPI_COMM_WORLD, reqs(1))
+  call MPI_Isend(m(1:5:2, 1:3:2), 6, MPI_INTEGER, right, 7, MPI_COMM_WORLD, reqs(2))
+  call MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE, ierr)
+  if (ierr /= MPI_SUCCESS) call fail('2-D section, nonblocking: error')
+  flagged = 0
+  do j = 1, 4
+    do i = 1, 6
+      if (mod(i, 2) == 0 .and. mod(j, 2) == 0) then
+        if (m2(i, j) /= (i - 1) + 6 * (j - 2) + 100 * left) flagged = flagged + 1
+      else
+        if (m2(i, j) /= 0) flagged = flagged + 1
+      end if
+    end do
+  end do
+  if (flagged /= 0) call fail('2-D section, nonblocking')
+  ! the first 4 of its 6 elements (a count short of the section): blocking,
+  ! through a contiguous copy
+  m2 = 0
+  call MPI_Sendrecv(m(1:5:2, 1:3:2), 4, MPI_INTEGER, right, 8, m2(2:6:2, 2:4:2), 4, MPI_INTEGER, &
+                    left, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+  if (m2(2, 2) /= 1 + 100 * left .or. m2(6, 2) /= 5 + 100 * left .or. m2(2, 4) /= 13 + 100 * left &
+      .or. m2(4, 4) /= 0) call fail('2-D section, partial count')
 
   call MPI_Barrier(MPI_COMM_WORLD)
   call MPI_Finalize()

@@ -71,4 +71,9 @@ loop=$(MPICH_FC="$w" timeout 10 "$w" -compile-info) || fail "MPICH_FC=mpifort: $
 [[ "$loop" == "$w "* ]] || fail "MPICH_FC=mpifort: $loop"
 out=$(cd "$tmp" && printf 'program p\nend program p\n' >p.f90 && MPICH_FC="$w" timeout 20 "$w" -c p.f90 -o p.o 2>&1) ||
   fail "MPICH_FC=mpifort compiling: $out"
+# An 8-byte default INTEGER is refused before compiling (the bindings take 4).
+rc=0
+msg=$("$w" -fdefault-integer-8 -c "$tmp/p.f90" -o "$tmp/p8.o" 2>&1) || rc=$?
+[[ $rc == 1 && "$msg" == *"-fdefault-integer-8 is not supported"* && ! -e "$tmp/p8.o" ]] ||
+  fail "-fdefault-integer-8: exit $rc: $msg"
 echo "wrapper OK"
