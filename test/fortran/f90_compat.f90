@@ -1,12 +1,13 @@
 ! use mpi: what programs written for MPICH's or Open MPI's module expect of
 ! it: MPI_SIZEOF for variables of any type, kind and rank; MPI_F_SYNC_REG;
 ! a scalar where a per-process array is not significant (MPI_IN_PLACE
-! alltoallv / alltoallw, a non-root process of gatherv); the MPI-1 callbacks
-! (MPI_NULL_COPY_FN, MPI_DUP_FN) and the typed PMPI_WTIME of the module.
+! alltoallv / alltoallw, a non-root process of gatherv); MPI_TYPE_CREATE_F90_*;
+! the MPI-1 callbacks (MPI_NULL_COPY_FN, MPI_DUP_FN) and the typed PMPI_WTIME
+! of the module.
 program f90_compat
   use mpi
   implicit none
-  integer :: ierr, rank, np, errs, i, j, sz, key, val
+  integer :: ierr, rank, np, errs, i, j, sz, key, val, tf
   integer(kind=1) :: i1
   integer(kind=2) :: i2(3)
   integer(kind=8) :: i8(2, 2)
@@ -81,6 +82,27 @@ program f90_compat
     call MPI_GATHERV(mine, 2, MPI_INTEGER, MPI_BOTTOM, 0, 0, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
   end if
   if (ierr /= MPI_SUCCESS) call fail('gatherv')
+
+  ! Datatypes of selected kinds (MPI_TYPE_CREATE_F90_*), their sizes, and
+  ! one used to move a REAL(KIND=SELECTED_REAL_KIND(15, 300)).
+  call MPI_TYPE_CREATE_F90_INTEGER(9, tf, ierr)
+  call MPI_TYPE_SIZE(tf, sz, ierr)
+  if (ierr /= MPI_SUCCESS .or. sz /= 4) call fail('create_f90_integer(9)')
+  call MPI_TYPE_CREATE_F90_INTEGER(18, tf, ierr)
+  call MPI_TYPE_SIZE(tf, sz, ierr)
+  if (sz /= 8) call fail('create_f90_integer(18)')
+  call MPI_TYPE_CREATE_F90_REAL(6, 30, tf, ierr)
+  call MPI_TYPE_SIZE(tf, sz, ierr)
+  if (sz /= 4) call fail('create_f90_real(6, 30)')
+  call MPI_TYPE_CREATE_F90_COMPLEX(15, 300, tf, ierr)
+  call MPI_TYPE_SIZE(tf, sz, ierr)
+  if (sz /= 16) call fail('create_f90_complex(15, 300)')
+  call MPI_TYPE_CREATE_F90_REAL(15, 300, tf, ierr)
+  call MPI_TYPE_SIZE(tf, sz, ierr)
+  if (sz /= 8) call fail('create_f90_real(15, 300)')
+  r8 = (/ (dble(rank) + 0.25d0 * i, i = 1, 5) /)
+  call MPI_BCAST(r8, 5, tf, 0, MPI_COMM_WORLD, ierr)
+  if (r8(5) /= 1.25d0 .or. ierr /= MPI_SUCCESS) call fail('bcast with a create_f90_real type')
 
   ! The MPI-1 callbacks are procedures of the module.
   call MPI_KEYVAL_CREATE(MPI_DUP_FN, MPI_NULL_DELETE_FN, key, 0, ierr)
