@@ -114,18 +114,13 @@ def write_mpif(path, constants, funcs):
         L.append(f"      COMMON /{common}/ {name}")
         if common in BIND_NAMES:
             L.append(f"      BIND(C, NAME='{BIND_NAMES[common]}') :: /{common}/")
-    L.append("! Functions (no IERROR argument)")
-    for f in funcs:
-        if f.ret != "int":
-            t = "DOUBLE PRECISION" if f.ret == "double" else "INTEGER(KIND=MPI_ADDRESS_KIND)"
-            L.append(f"      {t} {f.name.upper()}")
-            L.append(f"      EXTERNAL {f.name.upper()}")
-    L.append("! The profiling names of the functions")
-    for f in funcs:
-        if f.ret != "int":
-            t = "DOUBLE PRECISION" if f.ret == "double" else "INTEGER(KIND=MPI_ADDRESS_KIND)"
-            L.append(f"      {t} P{f.name.upper()}")
-            L.append(f"      EXTERNAL P{f.name.upper()}")
+    L.append("! Functions (no IERROR argument), and their profiling names")
+    for prefix in ("", "P"):
+        for f in funcs:
+            if f.ret != "int":
+                t = "DOUBLE PRECISION" if f.ret == "double" else "INTEGER(KIND=MPI_ADDRESS_KIND)"
+                L.append(f"      {t} {prefix}{f.name.upper()}")
+                L.append(f"      EXTERNAL {prefix}{f.name.upper()}")
     L.append("! Predefined attribute callbacks")
     for cb in PREDEF_CALLBACKS + MPI1_CALLBACKS:
         L.append(f"      EXTERNAL {cb}")

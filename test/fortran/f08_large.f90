@@ -54,20 +54,7 @@ program f08_large
   call MPI_Sizeof(a, isz)
   if (isz /= 8) call fail('MPI_Sizeof without ierror')
   call MPI_F_sync_reg(a)
-  call finish_f08()
+  call finish('f08_large')
 contains
-  subroutine fail(what)
-    character(len=*), intent(in) :: what
-    print *, 'rank ', rank, ': FAIL ', what
-    errs = errs + 1
-  end subroutine fail
-  subroutine finish_f08()
-    call MPI_Allreduce(MPI_IN_PLACE, errs, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-    call MPI_Finalize()
-    if (errs /= 0) then
-      print *, 'f08_large: ', errs, ' errors'
-      stop 1
-    end if
-    if (rank == 0) print *, 'f08_large: OK'
-  end subroutine finish_f08
+  include 'report.inc'
 end program f08_large
