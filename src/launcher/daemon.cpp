@@ -1,13 +1,17 @@
 // daemon.cpp -- `mpirun --daemon ADDR PORT NODE`: mpirun's helper on one
 // other node, started by the launch agent (remote.hpp has the design).
 //
-// Life: read the job's secret (environment or stdin), connect to mpirun and
-// say HELLO with this node's usable cores, receive the job, become the PMIx
-// server of this node's ranks, start them, then run the same event loop as
-// mpirun with an Uplink that reports to mpirun instead of deciding. Losing
-// mpirun kills the ranks at once. The ranks' shared-memory files and the
-// tmpdir are removed on every exit path the daemon controls.
+// Life: read the job's secret (environment or stdin), try mpirun's addresses
+// in turn until one answers our HELLO (this node's resources) with WELCOME,
+// receive the job, become the PMIx server of this node's ranks, start them,
+// then run the same event loop as mpirun with an Uplink that reports to
+// mpirun instead of deciding. Losing mpirun kills the ranks at once. The
+// ranks' shared-memory files and the tmpdir are removed on every exit path
+// the daemon controls, and by its janitor (janitor.hpp) when it is SIGKILLed.
+#include "launcher/binding.hpp"
+#include "launcher/janitor.hpp"
 #include "launcher/job_files.hpp"
+#include "launcher/option_values.hpp"
 #include "launcher/remote.hpp"
 
 #include <fcntl.h>
@@ -17,11 +21,13 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 extern char **environ;
 
@@ -191,32 +197,94 @@ std::string read_secret() {
     return secret;
 }
 
-// Waits for one message (the JOB) while watching signals; false on EOF/signal.
-bool wait_for_message(wire::Channel &channel, int signal_fd, wire::Message &out) {
-    std::vector<wire::Message> messages;
-    while (messages.empty()) {
+// Waits until `queue` holds a message, at most `timeout_ms` (-1: no bound),
+// watching signals. false with `why` on EOF, timeout or an ending signal.
+bool next_message(wire::Channel &channel, int signal_fd, int timeout_ms, std::vector<wire::Message> &queue,
+                  std::string &why) {
+    const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (queue.empty()) {
+        int wait = -1;
+        if (timeout_ms >= 0) {
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+            if (left <= 0) {
+                why = "no answer within " + std::to_string(timeout_ms / 1000) + " s";
+                return false;
+            }
+            wait = static_cast<int>(left);
+        }
         pollfd fds[2] = {{channel.fd(), POLLIN, 0}, {signal_fd, POLLIN, 0}};
-        if (poll(fds, 2, -1) < 0 && errno != EINTR) return false;
+        if (poll(fds, 2, wait) < 0 && errno != EINTR) {
+            why = std::string("poll: ") + std::strerror(errno);
+            return false;
+        }
         if (fds[1].revents) {
             signalfd_siginfo info;
             while (read(signal_fd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
-                if (info.ssi_signo != SIGCHLD && info.ssi_signo != SIGUSR1 && info.ssi_signo != SIGUSR2) return false;
+                if (info.ssi_signo != SIGCHLD && info.ssi_signo != SIGUSR1 && info.ssi_signo != SIGUSR2) {
+                    why = "received signal " + std::to_string(info.ssi_signo);
+                    return false;
+                }
             }
         }
-        if (fds[0].revents && !channel.receive(messages) && messages.empty()) return false;
+        if (fds[0].revents && !channel.receive(queue) && queue.empty()) {
+            why = "the connection was closed";
+            return false;
+        }
     }
-    out = std::move(messages.front());
     return true;
+}
+
+// Per address: the connection, and mpirun's WELCOME to our HELLO. A head
+// with several networks gives several addresses; some may be unreachable
+// from this node, or reach something that is not this job's mpirun.
+constexpr int attempt_timeout_ms = 5000;
+
+// Tries mpirun's addresses in order: connects, says HELLO, waits for
+// WELCOME. Returns the connection (messages after WELCOME stay in `queue`);
+// when none answers, `tried` lists each address and why it failed.
+bool reach_mpirun(const std::vector<std::string> &addresses, const std::string &port, const wire::Writer &hello,
+                  int signal_fd, wire::Channel &channel, std::vector<wire::Message> &queue, std::string &tried) {
+    for (const auto &address : addresses) {
+        std::string why;
+        UniqueFd fd = wire::connect_to(address, port, attempt_timeout_ms, why);
+        if (fd) {
+            channel = wire::Channel(std::move(fd));
+            channel.send(wire::Type::hello, hello);
+            queue.clear();
+            if (next_message(channel, signal_fd, attempt_timeout_ms, queue, why)) {
+                if (queue.front().type == wire::Type::welcome) {
+                    queue.erase(queue.begin());
+                    return true;
+                }
+                why = "an unexpected answer";
+            }
+            channel.close();
+            if (why.rfind("received signal", 0) == 0) return false;  // ended: no more tries
+        } else if (auto colon = why.rfind(": "); colon != std::string::npos) {
+            why = why.substr(colon + 2);  // connect_to names the address itself
+        }
+        const std::string shown = address.find(':') != std::string::npos ? "[" + address + "]" : address;  // IPv6
+        tried += (tried.empty() ? "" : ", ") + shown + ":" + port + " (" + why + ")";
+    }
+    return false;
+}
+
+std::string this_host_name() {
+    char name[HOST_NAME_MAX + 1] = {};
+    if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "?";
+    return name;
 }
 
 }  // namespace
 
 int run_daemon(int argc, char **argv) {
     if (argc != 5) {
-        std::fprintf(stderr, "mpirun --daemon: internal mode, started by mpirun (usage: --daemon ADDR PORT NODE)\n");
+        std::fprintf(stderr,
+                     "mpirun --daemon: internal mode, started by mpirun (usage: --daemon ADDR[,ADDR...] PORT NODE)\n");
         return 1;
     }
-    const std::string head = argv[2], port = argv[3];
+    const std::vector<std::string> heads = split_list(argv[2]);
+    const std::string port = argv[3];
     const uint32_t node = static_cast<uint32_t>(std::strtoul(argv[4], nullptr, 10));
 
     // As in mpirun: signals through a signalfd, blocked before libpmix's thread.
@@ -240,19 +308,24 @@ int run_daemon(int argc, char **argv) {
         std::fprintf(stderr, "mpirun daemon: cannot read the hardware topology: %s\n", error.c_str());
         return 1;
     }
-    std::vector<Bitmap> cores = usable_cores(topology);
 
-    UniqueFd socket_fd = wire::connect_to(head, port, 10000, error);
-    if (!socket_fd) {
-        std::fprintf(stderr, "mpirun daemon: %s\n", error.c_str());
+    wire::Writer hello;
+    hello.u32(wire::hello_magic).u32(node).str(secret);
+    write_resources(hello, local_resources(topology));
+    wire::Channel channel;
+    std::vector<wire::Message> queue;
+    std::string tried;
+    if (!reach_mpirun(heads, port, hello, signal_fd.get(), channel, queue, tried)) {
+        if (!tried.empty()) {
+            std::fprintf(stderr, "mpirun daemon on %s: cannot reach mpirun at any of its addresses: %s\n",
+                         this_host_name().c_str(), tried.c_str());
+        }
         return 1;
     }
-    wire::Channel channel(std::move(socket_fd));
-    channel.send(wire::Type::hello,
-                 wire::Writer().u32(wire::hello_magic).u32(node).str(secret).strings(core_lists(cores)));
 
-    wire::Message message;
-    if (!wait_for_message(channel, signal_fd.get(), message) || message.type != wire::Type::job) return 1;
+    std::string why;
+    if (!next_message(channel, signal_fd.get(), -1, queue, why) || queue.front().type != wire::Type::job) return 1;
+    const wire::Message message = std::move(queue.front());
     wire::Reader in(message.payload);
     JobMap map;
     const std::string nspace = in.str();
@@ -263,35 +336,52 @@ int run_daemon(int argc, char **argv) {
         map.nodes.push_back(std::move(plan));
     }
     uint32_t num_ranks = in.u32();
+    map.num_apps = in.u32();
     for (uint32_t rank = 0; rank < num_ranks && !in.failed(); ++rank) {
         RankPlan plan;
         plan.rank = rank;
         plan.node = in.u32();
         plan.local_rank = static_cast<uint16_t>(in.u32());
-        plan.core = in.i32();
+        plan.app = in.u32();
+        plan.bound = in.u8() != 0;
+        plan.pinned = in.u8() != 0;
+        std::string cpus = in.str();
+        plan.bound_to = in.str();
         if (plan.node >= map.nodes.size()) break;
+        if (plan.node == node) {
+            plan.cpuset.reset(hwloc_bitmap_alloc());
+            if (cpus.empty() || hwloc_bitmap_list_sscanf(plan.cpuset.get(), cpus.c_str()) != 0) {
+                hwloc_bitmap_copy(plan.cpuset.get(), topology.own_cpuset());
+                plan.bound = plan.pinned = false;
+            }
+        }
         map.nodes[plan.node].ranks.push_back(rank);
         map.ranks.push_back(std::move(plan));
     }
-    std::vector<std::string> program = in.strings();
-    std::vector<std::string> exported = in.strings();
-    bool tag_output = in.u32() != 0;
-    if (in.failed() || node >= map.nodes.size() || map.ranks.size() != num_ranks || program.empty()) {
+    LaunchPlan plan;
+    const uint32_t num_contexts = in.u32();
+    for (uint32_t a = 0; a < num_contexts && !in.failed(); ++a) {
+        AppLaunch app;
+        app.argv = in.strings();
+        app.env = in.strings();
+        app.wdir = in.str();
+        app.wdir_required = in.u8() != 0;
+        plan.apps.push_back(std::move(app));
+    }
+    plan.tagging.job = in.i32();
+    plan.tagging.hydra = in.u8() != 0;
+    plan.output_dir = in.str();
+    plan.output_copy = in.u8() != 0;
+    plan.output_jobid = in.u8() != 0;
+    bool contexts_ok = !plan.apps.empty();
+    for (const auto &app : plan.apps) contexts_ok = contexts_ok && !app.argv.empty();
+    for (const auto &rank : map.ranks) contexts_ok = contexts_ok && rank.app < plan.apps.size();
+    if (in.failed() || node >= map.nodes.size() || map.ranks.size() != num_ranks || !contexts_ok) {
         std::fprintf(stderr, "mpirun daemon: malformed job from mpirun\n");
         return 1;
     }
     map.head_node = -1;  // as seen from here: every node is a "multi-node" peer
-    for (uint32_t rank : map.nodes[node].ranks) {
-        RankPlan &plan = map.ranks[rank];
-        plan.cpuset.reset(hwloc_bitmap_alloc());
-        if (plan.core >= 0 && static_cast<size_t>(plan.core) < cores.size()) {
-            hwloc_bitmap_copy(plan.cpuset.get(), cores[static_cast<size_t>(plan.core)].get());
-        } else {
-            plan.core = -1;
-            hwloc_bitmap_copy(plan.cpuset.get(), topology.own_cpuset());
-        }
-    }
-    finish_binding(map);
+    finish_binding(map, BindTo::core);
 
     auto refuse = [&](int status, const std::string &why) {
         channel.send(wire::Type::error, wire::Writer().i32(status).str(why));
@@ -301,20 +391,37 @@ int run_daemon(int argc, char **argv) {
     };
 
     setenv("PMIX_MCA_gds", "hash", 1);  // see main.cpp
-    std::vector<std::string> base_env;
-    for (char **entry = environ; entry && *entry; ++entry) base_env.emplace_back(*entry);
-    for (const auto &assignment : exported) {
-        auto eq = assignment.find('=');
-        env_set(base_env, assignment.substr(0, eq), assignment.substr(eq + 1));
-    }
-    std::string executable;
-    if (int failure = resolve_program(program.front(), env_value(base_env, "PATH"), executable); failure != 0) {
-        return refuse(failure == ENOENT ? 127 : 126,
-                      "cannot run '" + program.front() + "': " + std::strerror(failure));
+    for (char **entry = environ; entry && *entry; ++entry) plan.base_env.emplace_back(*entry);
+    // Each context's program, found with the PATH its ranks will have, in
+    // its working directory; only contexts with ranks here matter.
+    for (uint32_t a = 0; a < plan.apps.size(); ++a) {
+        AppLaunch &app = plan.apps[a];
+        bool here = std::any_of(map.nodes[node].ranks.begin(), map.nodes[node].ranks.end(),
+                                [&](uint32_t r) { return map.ranks[r].app == a; });
+        if (!here) continue;
+        if (!app.wdir.empty() && !std::filesystem::is_directory(app.wdir)) {
+            if (app.wdir_required)
+                return refuse(1, "cannot use the working directory '" + app.wdir + "' of " + app.argv.front() +
+                                     ": " + std::strerror(ENOENT));
+            app.wdir.clear();  // mpirun's directory does not exist here: the daemon's will do
+        }
+        std::string path = env_value(app.env, "PATH");
+        if (path.empty()) path = env_value(plan.base_env, "PATH");
+        std::string program = app.argv.front();
+        if (!app.wdir.empty() && program.find('/') != std::string::npos && program.front() != '/')
+            program = app.wdir + "/" + program;
+        if (int failure = resolve_program(program, path, app.executable); failure != 0) {
+            return refuse(failure == ENOENT ? 127 : 126,
+                          "cannot run '" + app.argv.front() + "': " + std::strerror(failure));
+        }
     }
 
+    Janitor janitor;
+    if (!janitor.start(nspace, error))
+        std::fprintf(stderr, "mpirun daemon: no janitor (%s); a SIGKILL would leave files behind\n", error.c_str());
     JobFiles files(nspace);
     if (!files.create_tmpdir(error)) return refuse(1, error);
+    janitor.watch_dir(files.tmpdir());
 
     rlimit original_open_files{};
     getrlimit(RLIMIT_NOFILE, &original_open_files);
@@ -328,18 +435,16 @@ int run_daemon(int argc, char **argv) {
         !pmix.register_job(nspace, map, node, files.tmpdir(), error)) {
         refuse(1, error);
         files.remove_all();
+        janitor.dismiss();
         std::fflush(nullptr);
         _exit(1);  // libpmix may be half up: no teardown
     }
 
-    LaunchPlan plan;
-    plan.executable = executable;
-    plan.argv = program;
-    plan.base_env = std::move(base_env);
-    plan.tag_output = tag_output;
     plan.forward_stdin = false;  // mpirun's stdin goes to rank 0 only when it runs on mpirun's node
     plan.rank_signal_mask = &original_mask;
     plan.rank_open_files_limit = &original_open_files;
+    plan.tmpdir = files.tmpdir();
+    plan.janitor = &janitor;
 
     Uplink uplink(channel, pmix, map, node);
     JobSupervisor supervisor(pmix, map, node, topology, signal_fd.get(), &uplink);
@@ -354,6 +459,7 @@ int run_daemon(int argc, char **argv) {
     channel.drain(2000);
     bool torn_down = supervisor.ended_cleanly() && pmix.shutdown(std::chrono::seconds(2));
     files.remove_all();
+    janitor.dismiss();
     std::fflush(nullptr);
     if (!torn_down) _exit(0);
     return 0;

@@ -27,16 +27,20 @@ bool write_fully(int fd, const char *data, size_t size) {
     return true;
 }
 
-void OutputStream::forward(int tag_job) {
+void OutputStream::forward(const Tagging &tagging) {
     char chunk[65536];
+    const bool tagged = tagging.job > 0 || tagging.hydra;
     // A few chunks per call at most, so one rank that floods its output
     // cannot starve the others (or mpirun's signal handling).
     for (int reads = 0; source_ && reads < 4; ++reads) {
         ssize_t got = read(source_.get(), chunk, sizeof chunk);
         if (got > 0) {
-            if (tag_job > 0) {
+            if (file_ && !write_fully(file_.get(), chunk, static_cast<size_t>(got))) file_.reset();
+            if (!copy_) {
+                // to the file only
+            } else if (tagged) {
                 pending_.append(chunk, static_cast<size_t>(got));
-                emit_lines(tag_job, false);
+                emit_lines(tagging, false);
             } else {
                 deliver(chunk, static_cast<size_t>(got));
             }
@@ -46,15 +50,17 @@ void OutputStream::forward(int tag_job) {
         } else if (got < 0 && errno == EAGAIN) {
             return;
         } else {  // EOF, or the pipe broke: the rank closed this stream
-            if (tag_job > 0) emit_lines(tag_job, true);
+            if (tagged && copy_) emit_lines(tagging, true);
             source_.reset();
+            file_.reset();
         }
     }
 }
 
-void OutputStream::emit_lines(int tag_job, bool at_eof) {
-    const std::string tag = "[" + std::to_string(tag_job) + "," + std::to_string(rank_) + "]" +
-                            (is_stderr_ ? "<stderr>: " : "<stdout>: ");
+void OutputStream::emit_lines(const Tagging &tagging, bool at_eof) {
+    const std::string tag = tagging.hydra ? "[" + std::to_string(rank_) + "] "
+                                          : "[" + std::to_string(tagging.job) + "," + std::to_string(rank_) + "]" +
+                                                (is_stderr_ ? "<stderr>: " : "<stdout>: ");
     std::string out;
     size_t start = 0;
     while (true) {

@@ -13,6 +13,13 @@ namespace axon::launcher {
 // Returns false when the reader is gone (EPIPE) or on another error.
 bool write_fully(int fd, const char *data, size_t size);
 
+// How forwarded lines are tagged: Open MPI's "[job,rank]<stdout>: " (job > 0),
+// Hydra's "[rank] " (-l), or not at all.
+struct Tagging {
+    int job = 0;         // 0: no tag
+    bool hydra = false;  // "[rank] " instead
+};
+
 // One output stream of one rank (its stdout or its stderr).
 class OutputStream {
 public:
@@ -25,16 +32,21 @@ public:
 
     int fd() const { return source_.get(); }
     bool open() const { return static_cast<bool>(source_); }
+    // --output-filename: every byte also goes to `file`, as the rank wrote it;
+    // `copy` false (DIR:nocopy): to the file only.
+    void set_file(UniqueFd file, bool copy) {
+        file_ = std::move(file);
+        copy_ = copy;
+    }
 
-    // Reads what is available and writes it out. With `tag_prefix_job` > 0
-    // each complete line goes out as one write with its "[job,rank]<stdout>: "
-    // tag, so lines of different ranks never mix; a partial line waits for its
-    // newline (or for EOF). Untagged output passes through as it comes.
-    // Closes the stream at EOF.
-    void forward(int tag_job);
+    // Reads what is available and writes it out. When tagging, each complete
+    // line goes out as one write with its tag, so lines of different ranks
+    // never mix; a partial line waits for its newline (or for EOF). Untagged
+    // output passes through as it comes. Closes the stream at EOF.
+    void forward(const Tagging &tagging);
 
 private:
-    void emit_lines(int tag_job, bool at_eof);
+    void emit_lines(const Tagging &tagging, bool at_eof);
     void deliver(const char *data, size_t size);
 
     UniqueFd source_;
@@ -42,6 +54,8 @@ private:
     uint32_t rank_;
     bool is_stderr_;
     Sink sink_;
+    UniqueFd file_;
+    bool copy_ = true;
     std::string pending_;  // tagged mode: an incomplete last line
 };
 

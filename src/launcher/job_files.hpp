@@ -27,6 +27,8 @@ public:
     // Creates the private (0700) tmpdir for the PMIx server and the ranks.
     bool create_tmpdir(std::string &error);
     const std::string &tmpdir() const { return tmpdir_; }
+    // Takes over a tmpdir another process made (the janitor, for a dead mpirun).
+    void adopt_tmpdir(std::string path) { tmpdir_ = std::move(path); }
 
     // Removes the shared-memory objects of the job and the tmpdir. Idempotent,
     // so the explicit call before _exit and the destructor can both run it.

@@ -1,4 +1,4 @@
-// job_map.cpp -- placing ranks on nodes and binding them to cores (hwloc).
+// job_map.cpp -- the topology of this node, and placing the ranks of every context on nodes.
 #include "launcher/job_map.hpp"
 
 #include <netdb.h>
@@ -36,8 +36,6 @@ bool Topology::load(std::string &error) {
     return true;
 }
 
-namespace {
-
 std::string cpuset_list(const hwloc_bitmap_s *set) {
     char *text = nullptr;
     hwloc_bitmap_list_asprintf(&text, set);
@@ -45,8 +43,6 @@ std::string cpuset_list(const hwloc_bitmap_s *set) {
     std::free(text);
     return result;
 }
-
-}  // namespace
 
 bool names_this_node(const std::string &name, const std::string &this_host) {
     if (name == "localhost" || name == "127.0.0.1" || name == "::1" || name == this_host) return true;
@@ -56,42 +52,11 @@ bool names_this_node(const std::string &name, const std::string &this_host) {
            (name.find('.') == std::string::npos || this_host.find('.') == std::string::npos);
 }
 
-std::vector<Bitmap> usable_cores(const Topology &topology) {
-    std::vector<Bitmap> cores;
-    hwloc_obj_type_t unit = HWLOC_OBJ_CORE;
-    if (hwloc_get_nbobjs_by_type(topology.get(), HWLOC_OBJ_CORE) <= 0) unit = HWLOC_OBJ_PU;
-    hwloc_obj_t object = nullptr;
-    while ((object = hwloc_get_next_obj_by_type(topology.get(), unit, object)) != nullptr) {
-        if (!object->cpuset || !hwloc_bitmap_intersects(object->cpuset, topology.own_cpuset())) continue;
-        Bitmap usable(hwloc_bitmap_alloc());
-        hwloc_bitmap_and(usable.get(), object->cpuset, topology.own_cpuset());
-        cores.push_back(std::move(usable));
-    }
-    return cores;
-}
+namespace {
 
-std::vector<std::string> core_lists(const std::vector<Bitmap> &cores) {
-    std::vector<std::string> lists;
-    for (const auto &core : cores) lists.push_back(cpuset_list(core.get()));
-    return lists;
-}
-
-std::vector<Bitmap> parse_core_lists(const std::vector<std::string> &lists) {
-    std::vector<Bitmap> cores;
-    for (const auto &list : lists) {
-        Bitmap core(hwloc_bitmap_alloc());
-        if (hwloc_bitmap_list_sscanf(core.get(), list.c_str()) == 0 && !hwloc_bitmap_iszero(core.get())) {
-            cores.push_back(std::move(core));
-        }
-    }
-    return cores;
-}
-
-bool place_ranks(const std::vector<HostSlots> &hosts_in, uint32_t num_ranks, const MapPolicy &policy,
-                 const std::string &this_host, JobMap &map, std::string &error) {
-    // Hosts in order, the same name twice merged (its slots added up).
-    std::vector<HostSlots> hosts;
-    for (const auto &host : hosts_in) {
+// The job's hosts in order, a name given twice merged (its slots added up).
+void merge_hosts(const std::vector<HostSlots> &list, const std::string &this_host, std::vector<HostSlots> &hosts) {
+    for (const auto &host : list) {
         std::string name = names_this_node(host.name, this_host) ? this_host : host.name;
         auto same = std::find_if(hosts.begin(), hosts.end(), [&](const HostSlots &h) { return h.name == name; });
         if (same != hosts.end()) {
@@ -100,48 +65,138 @@ bool place_ranks(const std::vector<HostSlots> &hosts_in, uint32_t num_ranks, con
             hosts.push_back(HostSlots{name, host.slots});
         }
     }
-    if (hosts.empty()) hosts.push_back(HostSlots{this_host, static_cast<int>(num_ranks)});
+}
 
-    uint64_t total_slots = 0;
-    for (const auto &host : hosts) total_slots += static_cast<uint64_t>(host.slots);
-    if (num_ranks == 0) {
-        num_ranks = policy.kind == MapPolicy::Kind::ppr ? static_cast<uint32_t>(policy.per_node * hosts.size())
-                                                         : static_cast<uint32_t>(total_slots);
+const char *level_name(Level level) {
+    switch (level) {
+        case Level::node: return "node";
+        case Level::socket: return "socket";
+        case Level::numa: return "numa";
+        case Level::l3cache: return "l3cache";
+        case Level::core: return "core";
+        case Level::hwthread: return "hwthread";
     }
-    if (policy.kind == MapPolicy::Kind::ppr &&
-        static_cast<uint64_t>(num_ranks) > static_cast<uint64_t>(policy.per_node) * hosts.size()) {
-        error = std::to_string(num_ranks) + " ranks do not fit --map-by ppr:" + std::to_string(policy.per_node) +
-                ":node on " + std::to_string(hosts.size()) + " node" + (hosts.size() == 1 ? "" : "s");
-        return false;
-    }
+    return "?";
+}
 
-    std::vector<uint32_t> node_of(num_ranks);
+// Renumbers one context's places (host indices in mapping order) per --rank-by.
+std::vector<uint32_t> rank_order(const std::vector<uint32_t> &places, size_t num_hosts, RankBy rank_by) {
+    if (rank_by == RankBy::mapping) return places;
+    std::vector<uint32_t> remaining(num_hosts, 0);
+    for (uint32_t host : places) ++remaining[host];
+    std::vector<uint32_t> order;
+    order.reserve(places.size());
+    if (rank_by == RankBy::slot) {  // host by host: each host's ranks consecutive
+        for (uint32_t host = 0; host < num_hosts; ++host) order.insert(order.end(), remaining[host], host);
+        return order;
+    }
+    while (order.size() < places.size()) {  // by node: round-robin over the hosts that have places left
+        for (uint32_t host = 0; host < num_hosts; ++host) {
+            if (remaining[host] == 0) continue;
+            --remaining[host];
+            order.push_back(host);
+        }
+    }
+    return order;
+}
+
+}  // namespace
+
+bool place_ranks(const std::vector<HostSlots> &pool, const std::vector<AppContext> &apps, const MapPolicy &policy,
+                 RankBy rank_by, int objects_per_node, const std::string &this_host, JobMap &map,
+                 std::string &error) {
+    std::vector<HostSlots> hosts;
+    merge_hosts(pool, this_host, hosts);
+    const bool pool_from_contexts = hosts.empty();
+    if (pool_from_contexts) {
+        for (const auto &app : apps) merge_hosts(app.hosts, this_host, hosts);
+    }
+    uint64_t requested = 0;
+    for (const auto &app : apps) requested += static_cast<uint64_t>(app.num_ranks);
+    if (hosts.empty()) hosts.push_back(HostSlots{this_host, static_cast<int>(std::max<uint64_t>(requested, 1))});
+
+    // ppr: N per object, objects_per_node objects of that level on each host.
+    const uint64_t ppr_cap = static_cast<uint64_t>(policy.per_object) *
+                             static_cast<uint64_t>(policy.ppr_object == Level::node ? 1 : std::max(objects_per_node, 1));
     std::vector<uint32_t> used(hosts.size(), 0);
-    for (uint32_t rank = 0; rank < num_ranks; ++rank) {
-        size_t node = 0;
-        switch (policy.kind) {
-            case MapPolicy::Kind::node: node = rank % hosts.size(); break;
-            case MapPolicy::Kind::ppr: node = rank / static_cast<uint32_t>(policy.per_node); break;
-            case MapPolicy::Kind::slot: {
-                // First host with a free slot; once all are full (oversubscribed), round-robin.
-                node = hosts.size();
-                for (size_t i = 0; i < hosts.size(); ++i) {
-                    if (used[i] < static_cast<uint32_t>(hosts[i].slots)) {
-                        node = i;
-                        break;
-                    }
-                }
-                if (node == hosts.size()) node = (rank - total_slots) % hosts.size();
-                break;
+    std::vector<uint32_t> node_of, app_of;
+    uint64_t cursor = 0;  // --map-by node and -ppn go on where the previous context stopped
+
+    for (uint32_t a = 0; a < apps.size(); ++a) {
+        const AppContext &app = apps[a];
+        const std::string prefix = apps.size() > 1 ? app.origin + " (" + app.argv.front() + "): " : "";
+        std::vector<uint32_t> candidates;
+        std::vector<HostSlots> own;
+        merge_hosts(app.hosts, this_host, own);
+        for (const auto &host : own) {
+            auto found = std::find_if(hosts.begin(), hosts.end(), [&](const HostSlots &h) { return h.name == host.name; });
+            if (found == hosts.end()) {
+                error = prefix + "-H names host '" + host.name +
+                        "', which is not among the job's hosts (--hostfile, -hosts or the Slurm allocation)";
+                return false;
+            }
+            candidates.push_back(static_cast<uint32_t>(found - hosts.begin()));
+        }
+        if (candidates.empty()) {
+            for (uint32_t h = 0; h < hosts.size(); ++h) candidates.push_back(h);
+        }
+        uint64_t slots = 0;
+        for (uint32_t h : candidates) slots += static_cast<uint64_t>(hosts[h].slots);
+
+        uint64_t count = static_cast<uint64_t>(app.num_ranks);
+        if (count == 0) {
+            switch (policy.kind) {
+                case MapPolicy::Kind::ppr: count = ppr_cap * candidates.size(); break;
+                case MapPolicy::Kind::block: count = static_cast<uint64_t>(policy.per_object) * candidates.size(); break;
+                default: count = slots; break;
             }
         }
-        node_of[rank] = static_cast<uint32_t>(node);
-        ++used[node];
+        if (policy.kind == MapPolicy::Kind::ppr && count > ppr_cap * candidates.size()) {
+            error = prefix + std::to_string(count) + " ranks do not fit --map-by ppr:" +
+                    std::to_string(policy.per_object) + ":" + level_name(policy.ppr_object) + " on " +
+                    std::to_string(candidates.size()) + " node" + (candidates.size() == 1 ? "" : "s");
+            if (policy.ppr_object != Level::node)
+                error += " (" + std::to_string(objects_per_node) + " " + level_name(policy.ppr_object) + " per node)";
+            return false;
+        }
+
+        std::vector<uint32_t> places;
+        places.reserve(count);
+        uint64_t oversubscribed = 0;
+        for (uint64_t k = 0; k < count; ++k) {
+            uint32_t host = candidates.front();
+            switch (policy.kind) {
+                case MapPolicy::Kind::node: host = candidates[cursor++ % candidates.size()]; break;
+                case MapPolicy::Kind::ppr: host = candidates[k / ppr_cap]; break;
+                case MapPolicy::Kind::block:
+                    host = candidates[(cursor++ / static_cast<uint64_t>(policy.per_object)) % candidates.size()];
+                    break;
+                case MapPolicy::Kind::slot: {
+                    // First host with a free slot; once all are full (oversubscribed), round-robin.
+                    auto free = std::find_if(candidates.begin(), candidates.end(), [&](uint32_t h) {
+                        return used[h] < static_cast<uint32_t>(hosts[h].slots);
+                    });
+                    host = free != candidates.end() ? *free : candidates[oversubscribed++ % candidates.size()];
+                    break;
+                }
+            }
+            places.push_back(host);
+            ++used[host];
+        }
+        for (uint32_t host : rank_order(places, hosts.size(), rank_by)) {
+            node_of.push_back(host);
+            app_of.push_back(a);
+        }
+    }
+    if (node_of.size() > UINT32_MAX / 2) {
+        error = "too many ranks";
+        return false;
     }
 
     // Hosts that got ranks become the job's nodes, in host order.
     std::vector<int> node_index(hosts.size(), -1);
     map = JobMap{};
+    map.num_apps = static_cast<uint32_t>(apps.size());
     for (size_t i = 0; i < hosts.size(); ++i) {
         if (used[i] == 0) continue;
         node_index[i] = static_cast<int>(map.nodes.size());
@@ -152,10 +207,12 @@ bool place_ranks(const std::vector<HostSlots> &hosts_in, uint32_t num_ranks, con
         if (plan.is_head) map.head_node = node_index[i];
         map.nodes.push_back(std::move(plan));
     }
+    const uint32_t num_ranks = static_cast<uint32_t>(node_of.size());
     map.ranks.resize(num_ranks);
     for (uint32_t rank = 0; rank < num_ranks; ++rank) {
         RankPlan &plan = map.ranks[rank];
         plan.rank = rank;
+        plan.app = app_of[rank];
         plan.node = static_cast<uint32_t>(node_index[node_of[rank]]);
         NodePlan &node = map.nodes[plan.node];
         plan.local_rank = static_cast<uint16_t>(node.ranks.size());
@@ -164,56 +221,26 @@ bool place_ranks(const std::vector<HostSlots> &hosts_in, uint32_t num_ranks, con
     return true;
 }
 
-void bind_node(JobMap &map, uint32_t node, BindPolicy policy, const std::vector<Bitmap> &cores,
-               const hwloc_bitmap_s *whole) {
-    const auto &ranks = map.nodes[node].ranks;
-    // Also when ranks outnumber cores: left to the kernel, 4 ranks on 2 cores
-    // ran 3 on one core and 1 on the other in about half the runs, for a
-    // second or more, and a small allreduce took 2-3x as long there
-    // (docs/performance.md, "Binding oversubscribed ranks").
-    bool bind = policy == BindPolicy::core && !cores.empty();
-    Bitmap all(hwloc_bitmap_alloc());
-    if (whole) {
-        hwloc_bitmap_copy(all.get(), whole);
-    } else {
-        for (const auto &core : cores) hwloc_bitmap_or(all.get(), all.get(), core.get());
-    }
-    for (uint32_t rank : ranks) {
-        RankPlan &plan = map.ranks[rank];
-        plan.cpuset.reset(hwloc_bitmap_alloc());
-        if (bind) {
-            plan.core = static_cast<int>(plan.local_rank % cores.size());  // round-robin when oversubscribed
-            hwloc_bitmap_copy(plan.cpuset.get(), cores[plan.core].get());
-        } else {
-            plan.core = -1;
-            hwloc_bitmap_copy(plan.cpuset.get(), all.get());
-        }
-    }
-}
-
-void finish_binding(JobMap &map) {
-    map.bound = !map.ranks.empty() &&
-                std::all_of(map.ranks.begin(), map.ranks.end(), [](const RankPlan &plan) { return plan.core >= 0; });
-}
-
 void print_job_map(const JobMap &map, const std::string &nspace, std::FILE *out) {
     std::fprintf(out, "mpirun: job %s: %u rank%s on %zu node%s, %s\n", nspace.c_str(), map.size(),
                  map.size() == 1 ? "" : "s", map.nodes.size(), map.nodes.size() == 1 ? "" : "s",
-                 map.bound ? "bound to cores" : "not bound");
+                 map.bound ? ("bound to " + map.bound_level).c_str() : "not bound");
     for (const auto &node : map.nodes) {
         std::fprintf(out, "mpirun:   node %s%s: %zu rank%s (%s)\n", node.name.c_str(),
                      node.is_head ? " (mpirun's node)" : "", node.ranks.size(), node.ranks.size() == 1 ? "" : "s",
                      rank_list(node.ranks).c_str());
     }
     for (const auto &plan : map.ranks) {
+        std::string where = map.nodes[plan.node].name;
+        if (map.num_apps > 1) where += " (app " + std::to_string(plan.app) + ")";
         if (!plan.cpuset) {
-            std::fprintf(out, "mpirun:   rank %u on %s\n", plan.rank, map.nodes[plan.node].name.c_str());
-        } else if (plan.core >= 0) {
-            std::fprintf(out, "mpirun:   rank %u on %s: core %d (cpus %s)\n", plan.rank,
-                         map.nodes[plan.node].name.c_str(), plan.core, cpuset_list(plan.cpuset.get()).c_str());
+            std::fprintf(out, "mpirun:   rank %u on %s\n", plan.rank, where.c_str());
+        } else if (plan.bound) {
+            std::fprintf(out, "mpirun:   rank %u on %s: %s (cpus %s)\n", plan.rank, where.c_str(),
+                         plan.bound_to.c_str(), cpuset_list(plan.cpuset.get()).c_str());
         } else {
-            std::fprintf(out, "mpirun:   rank %u on %s: not bound (cpus %s)\n", plan.rank,
-                         map.nodes[plan.node].name.c_str(), cpuset_list(plan.cpuset.get()).c_str());
+            std::fprintf(out, "mpirun:   rank %u on %s: not bound (cpus %s)\n", plan.rank, where.c_str(),
+                         cpuset_list(plan.cpuset.get()).c_str());
         }
     }
     std::fflush(out);

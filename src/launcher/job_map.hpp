@@ -1,9 +1,10 @@
 // job_map.hpp -- where each rank runs: nodes -> ranks, and each local rank's cpuset.
 //
-// Nodes are the hosts of -H / --hostfile in the order given (hosts that get
-// no rank are dropped); the node that names this machine, if any, is run by
-// mpirun itself, every other node by a daemon (remote.hpp). Placement is
-// decided by mpirun; binding per node, from that node's cores.
+// Nodes are the job's hosts (--hostfile, -hosts, a Slurm allocation, or the
+// contexts' -H lists) in the order given (hosts that get no rank are
+// dropped); the node that names this machine, if any, is run by mpirun
+// itself, every other node by a daemon (remote.hpp). Placement is decided by
+// mpirun (here); binding per node, from that node's resources (binding.hpp).
 #pragma once
 
 #include "launcher/options.hpp"
@@ -40,25 +41,43 @@ private:
     Bitmap own_cpuset_;
 };
 
+// The cpus of one node as binding sees them: what ranks may use, and the
+// objects of each level inside it (each reduced to the usable cpus; objects
+// with none are left out), in hwloc's logical order. mpirun's node reads its
+// own topology; a daemon reports its node's in HELLO.
+struct NodeResources {
+    enum Kind { hwthread, core, l3cache, numa, socket, kinds };
+    Bitmap usable;
+    std::vector<Bitmap> objects[kinds];
+    std::vector<unsigned> ids[kinds];  // each object's hwloc logical index (named in messages)
+    bool restricted = false;  // --cpu-set took cpus away: unbound ranks are pinned to `usable`
+};
+
 struct NodePlan {
     std::string name;
     std::vector<uint32_t> ranks;  // global ranks placed on this node, ascending
     bool is_head = false;         // mpirun's own node (no daemon)
     int slots = 0;
+    NodeResources resources;      // set when the node is bound (mpirun side only)
 };
 
 struct RankPlan {
     uint32_t rank = 0;
     uint32_t node = 0;         // index into JobMap::nodes
     uint16_t local_rank = 0;   // index among the ranks of its node
-    int core = -1;             // logical core index it is bound to; -1 when unbound
-    Bitmap cpuset;             // cpus it may use (bound core, or mpirun's cpuset)
+    uint32_t app = 0;          // application context (PMIX_APPNUM, MPI_APPNUM)
+    bool bound = false;        // bound per --bind-to (cpuset is that binding)
+    bool pinned = false;       // cpuset is applied with sched_setaffinity (bound, or --cpu-set)
+    std::string bound_to;      // "core 0", "cores 2-3", "socket 1", ... (messages, --display-map)
+    Bitmap cpuset;             // cpus it may use
 };
 
 struct JobMap {
     std::vector<NodePlan> nodes;
     std::vector<RankPlan> ranks;  // indexed by rank
-    bool bound = false;           // every rank is bound to a core
+    uint32_t num_apps = 1;
+    bool bound = false;           // every rank is bound
+    std::string bound_level;      // "cores", "sockets", ... when bound
     int head_node = -1;           // index of mpirun's own node; -1 when it runs no rank
 
     uint32_t size() const { return static_cast<uint32_t>(ranks.size()); }
@@ -69,26 +88,20 @@ struct JobMap {
 // host name, short or fully qualified.
 bool names_this_node(const std::string &name, const std::string &this_host);
 
-// Places `num_ranks` ranks on `hosts` (empty: this node only) per `policy`:
-// slot fills each host's slots in order (then round-robin when every slot is
-// taken), node deals ranks round-robin, ppr:N:node puts N on each host.
+// Places the ranks of every application context, app after app (ranks are
+// numbered in that order), on `pool` (empty: the union of the contexts' -H
+// hosts, else this node alone) per `policy`: slot fills each host's slots in
+// order (then round-robin when every slot is taken), node deals ranks
+// round-robin, ppr puts N per object on each host (`objects_per_node`
+// objects of the ppr level per host), block (-ppn) deals blocks of N.
+// `rank_by` renumbers the ranks of each context over the places chosen.
 // Returns false with `error` when the request cannot be met.
-bool place_ranks(const std::vector<HostSlots> &hosts, uint32_t num_ranks, const MapPolicy &policy,
-                 const std::string &this_host, JobMap &map, std::string &error);
+bool place_ranks(const std::vector<HostSlots> &pool, const std::vector<AppContext> &apps, const MapPolicy &policy,
+                 RankBy rank_by, int objects_per_node, const std::string &this_host, JobMap &map,
+                 std::string &error);
 
-// The cores of this node that mpirun's cpuset may use, each reduced to those
-// cpus (PUs on machines without core objects).
-std::vector<Bitmap> usable_cores(const Topology &topology);
-// The same as hwloc list strings ("0", "2-3"), as a daemon reports them.
-std::vector<std::string> core_lists(const std::vector<Bitmap> &cores);
-std::vector<Bitmap> parse_core_lists(const std::vector<std::string> &lists);
-
-// Binds the ranks of `node` per `policy` to `cores` (that node's usable
-// cores); `whole` is the cpuset of unbound ranks (nullptr: the union of cores).
-void bind_node(JobMap &map, uint32_t node, BindPolicy policy, const std::vector<Bitmap> &cores,
-               const hwloc_bitmap_s *whole);
-// Sets map.bound once every node is bound.
-void finish_binding(JobMap &map);
+// A cpuset as an hwloc list string ("0", "2-3,6").
+std::string cpuset_list(const hwloc_bitmap_s *set);
 
 // Writes the --display-map report.
 void print_job_map(const JobMap &map, const std::string &nspace, std::FILE *out);

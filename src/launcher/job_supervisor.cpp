@@ -7,12 +7,15 @@
 // drain) bound each wait.
 #include "launcher/job_supervisor.hpp"
 
+#include "launcher/janitor.hpp"
+
 #include <hwloc/glibc-sched.h>
 #include <pmix_common.h>
 
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,6 +50,7 @@ std::string JobSupervisor::where(uint32_t rank, int pid) const {
 bool JobSupervisor::start_rank(const SpawnRequest &request, Rank &entry, OutputStream::Sink sink,
                                std::string &error) {
     if (!spawn_rank(request, entry.process, error)) return false;
+    if (plan_.janitor) plan_.janitor->watch_rank(entry.process.pid);
     entry.running = true;
     entry.out = std::make_unique<OutputStream>(std::move(entry.process.stdout_pipe), STDOUT_FILENO, entry.rank, false,
                                                sink);
@@ -56,10 +60,41 @@ bool JobSupervisor::start_rank(const SpawnRequest &request, Rank &entry, OutputS
     return true;
 }
 
+std::string JobSupervisor::program_of(uint32_t rank) const {
+    uint32_t app = rank < map_.size() ? map_.ranks[rank].app : 0;
+    if (app < plan_.apps.size() && !plan_.apps[app].argv.empty()) return plan_.apps[app].argv.front();
+    return "?";
+}
+
+// DIR/1/rank.N/stdout and stderr, N zero-padded to the number of digits of
+// the job size, as Open MPI names them (DIR/rank.N with nojobid).
+bool JobSupervisor::open_output_files(uint32_t rank, UniqueFd &out, UniqueFd &err, std::string &error) const {
+    int digits = 1;
+    for (uint32_t n = map_.size() / 10; n > 0; n /= 10) ++digits;
+    char leaf[32];
+    std::snprintf(leaf, sizeof leaf, "rank.%0*u", digits, rank);
+    std::string dir = plan_.output_dir + (plan_.output_jobid ? "/1/" : "/") + leaf;
+    // mkdir -p; an existing directory is fine (a rerun, or another rank's).
+    for (size_t at = dir.find('/', 1);; at = dir.find('/', at + 1)) {
+        std::string prefix = at == std::string::npos ? dir : dir.substr(0, at);
+        if (mkdir(prefix.c_str(), 0750) != 0 && errno != EEXIST) {
+            error = "cannot create " + prefix + ": " + std::strerror(errno);
+            return false;
+        }
+        if (at == std::string::npos) break;
+    }
+    out.reset(open((dir + "/stdout").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    err.reset(open((dir + "/stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (!out || !err) {
+        error = "cannot write " + dir + "/std{out,err}: " + std::strerror(errno);
+        return false;
+    }
+    return true;
+}
+
 void JobSupervisor::launch(const LaunchPlan &plan) {
     plan_ = plan;
-    program_ = plan.argv.empty() ? plan.executable : plan.argv.front();
-    tag_job_ = plan.tag_output ? 1 : 0;  // like Open MPI: the first job of this mpirun is 1
+    tagging_ = plan.tagging;
     timeout_seconds_ = plan.timeout_seconds;
     timeout_origin_ = plan.timeout_origin;
     if (plan.timeout_seconds > 0) job_deadline_ = Clock::now() + std::chrono::seconds(plan.timeout_seconds);
@@ -80,10 +115,16 @@ void JobSupervisor::launch(const LaunchPlan &plan) {
     OutputStream::Sink sink = link_ ? link_->output_sink() : nullptr;
     for (uint32_t rank : map_.nodes[node_].ranks) {
         const RankPlan &placement = map_.ranks[rank];
+        const AppLaunch &app = plan.apps.at(placement.app);
         SpawnRequest request;
-        request.executable = plan.executable;
-        request.argv = plan.argv;
+        request.executable = app.executable;
+        request.argv = app.argv;
         request.env = plan.base_env;
+        for (const auto &entry : app.env) {
+            auto eq = entry.find('=');
+            if (eq != std::string::npos) env_set(request.env, entry.substr(0, eq), entry.substr(eq + 1));
+        }
+        request.working_dir = app.wdir;
         request.signal_mask = plan.rank_signal_mask;
         request.open_files_limit = plan.rank_open_files_limit;
         request.stdin_fd = (rank == 0 && rank0_stdin) ? rank0_stdin.get() : dev_null.get();
@@ -100,19 +141,29 @@ void JobSupervisor::launch(const LaunchPlan &plan) {
         env_set(request.env, "MPI_LOCALNRANKS", std::to_string(local_size));
 
         cpu_set_t affinity;
-        if (placement.core >= 0 && placement.cpuset) {
+        if (placement.pinned && placement.cpuset) {
             CPU_ZERO(&affinity);
             hwloc_cpuset_to_glibc_sched_affinity(topology_.get(), placement.cpuset.get(), &affinity,
                                                  sizeof affinity);
             request.affinity = &affinity;
         }
 
+        UniqueFd out_file, err_file;
+        if (!plan.output_dir.empty() && !open_output_files(rank, out_file, err_file, error)) {
+            std::fprintf(stderr, "%s: --output-filename: %s; ending the job\n", label_.c_str(), error.c_str());
+            end_job(1);
+            return;
+        }
         Rank entry;
         entry.rank = rank;
         if (!start_rank(request, entry, sink, error)) {
             std::fprintf(stderr, "%s: cannot start rank %u: %s; ending the job\n", label_.c_str(), rank, error.c_str());
             end_job(1);
             return;
+        }
+        if (out_file) {
+            ranks_.back().out->set_file(std::move(out_file), plan.output_copy);
+            ranks_.back().err->set_file(std::move(err_file), plan.output_copy);
         }
     }
 }
@@ -207,6 +258,7 @@ void JobSupervisor::on_abort(const AbortRequest &request) {
 
 void JobSupervisor::on_exit(Rank &rank, int wait_status) {
     rank.running = false;
+    if (plan_.janitor) plan_.janitor->forget_rank(rank.process.pid);
     if (rank.rank == 0 && rank.job == 0 && stdin_) stdin_->stop();
     const int pid = static_cast<int>(rank.process.pid);
     const int failure = exec_failure(rank.process);
@@ -241,8 +293,8 @@ void JobSupervisor::judge_exit(uint32_t rank, const std::string &where, int wait
             std::string host = map_.multi_node() && rank < map_.size()
                                    ? " on " + map_.nodes[map_.ranks[rank].node].name
                                    : std::string();
-            std::fprintf(stderr, "mpirun: cannot run '%s' (rank %u%s): %s; ending the job\n", program_.c_str(), rank,
-                         host.c_str(), std::strerror(exec_errno));
+            std::fprintf(stderr, "mpirun: cannot run '%s' (rank %u%s): %s; ending the job\n",
+                         program_of(rank).c_str(), rank, host.c_str(), std::strerror(exec_errno));
             end_job(exit_status_of_exec_failure(exec_errno));
         }
         return;
@@ -355,14 +407,16 @@ void JobSupervisor::on_spawn(const HostEvent &event) {
     const uint32_t job = ++spawned_jobs_;
     const std::string nspace = event.nspace + "." + std::to_string(job);
     auto map = std::make_unique<JobMap>();
-    map->nodes.push_back(NodePlan{map_.nodes[node_].name, {}, true, static_cast<int>(total)});
+    map->nodes.push_back(NodePlan{map_.nodes[node_].name, {}, true, static_cast<int>(total), {}});
     map->head_node = 0;
+    map->num_apps = static_cast<uint32_t>(event.apps.size());
     std::vector<uint32_t> appnums;
     for (uint32_t a = 0; a < event.apps.size(); ++a) {
         for (uint32_t k = 0; k < event.apps[a].maxprocs; ++k) {
             RankPlan plan;
             plan.rank = map->size();
             plan.node = 0;
+            plan.app = a;
             plan.local_rank = static_cast<uint16_t>(plan.rank);
             map->nodes[0].ranks.push_back(plan.rank);
             map->ranks.push_back(std::move(plan));
@@ -370,7 +424,7 @@ void JobSupervisor::on_spawn(const HostEvent &event) {
         }
     }
     std::string error;
-    if (!host_.register_spawned_job(nspace, *map, appnums, plan_.tmpdir, error)) return refuse(PMIX_ERROR, error);
+    if (!host_.register_spawned_job(nspace, *map, plan_.tmpdir, error)) return refuse(PMIX_ERROR, error);
 
     UniqueFd dev_null(open("/dev/null", O_RDONLY | O_CLOEXEC));
     OutputStream::Sink sink = link_ ? link_->output_sink() : nullptr;
@@ -457,7 +511,7 @@ int JobSupervisor::run() {
 
         // Output first, so a rank's last words come before mpirun's report on it.
         for (size_t i = 0; i < polled_streams.size(); ++i) {
-            if (fds[first_stream + i].revents) polled_streams[i]->forward(tag_job_);
+            if (fds[first_stream + i].revents) polled_streams[i]->forward(tagging_);
         }
         if (stdin_slot >= 0 && fds[stdin_slot].revents) stdin_->on_input();
         if (sink_slot >= 0 && fds[sink_slot].revents) stdin_->on_output();

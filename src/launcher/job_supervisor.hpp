@@ -31,17 +31,32 @@
 
 namespace axon::launcher {
 
+class Janitor;
+
+// One application context as this node starts it.
+struct AppLaunch {
+    std::string executable;             // resolved path of the program on this node
+    std::vector<std::string> argv;      // the program's argv
+    std::vector<std::string> env;       // NAME=value on top of the base environment (-genv, then -x/-env)
+    std::string wdir;                   // chdir before exec; empty: stay where mpirun (the daemon) is
+    bool wdir_required = false;         // -wdir given: a missing directory is an error (a daemon
+                                        // otherwise stays where it is when mpirun's is not there)
+};
+
 struct LaunchPlan {
-    std::string executable;            // resolved path of the program
-    std::vector<std::string> argv;     // the program's argv
-    std::vector<std::string> base_env; // environment before the PMIx variables
-    bool tag_output = false;
+    std::vector<AppLaunch> apps;        // indexed by RankPlan::app
+    std::vector<std::string> base_env;  // environment before the contexts' and the PMIx variables
+    Tagging tagging;
     int timeout_seconds = 0;           // 0: none
     std::string timeout_origin;        // what set it (--timeout, MPIEXEC_TIMEOUT)
     bool forward_stdin = true;
     const sigset_t *rank_signal_mask = nullptr;
     const rlimit *rank_open_files_limit = nullptr;
     std::string tmpdir;                // the job's PMIx tmpdir (jobs started by MPI_Comm_spawn use it too)
+    std::string output_dir;            // --output-filename DIR; empty: none
+    bool output_copy = true;           // and to mpirun's stdout/stderr
+    bool output_jobid = true;          // DIR/1/rank.N rather than DIR/rank.N
+    Janitor *janitor = nullptr;        // told each rank's pid (see janitor.hpp)
 };
 
 class JobSupervisor;
@@ -117,6 +132,10 @@ private:
     };
 
     bool start_rank(const SpawnRequest &request, Rank &entry, OutputStream::Sink sink, std::string &error);
+    // --output-filename: the rank's stdout and stderr files, opened on this node.
+    bool open_output_files(uint32_t rank, UniqueFd &out, UniqueFd &err, std::string &error) const;
+    // The program a rank of the first job runs, as the user named it.
+    std::string program_of(uint32_t rank) const;
     void end_job(int exit_status);
     void signal_running(int signo);
     void kill_all_groups();
@@ -141,9 +160,8 @@ private:
     const Topology &topology_;
     int signal_fd_;
     JobLink *link_;
-    std::string program_;
     std::string label_ = "mpirun";
-    int tag_job_ = 0;  // the job's number in tags ("[1,rank]"); 0 when not tagging
+    Tagging tagging_;
     int timeout_seconds_ = 0;
     std::string timeout_origin_;
     std::vector<Rank> ranks_;

@@ -320,13 +320,12 @@ bool PmixHost::start(const std::string &tmpdir, const std::string &hostname, con
 bool PmixHost::register_job(const std::string &nspace, const JobMap &map, uint32_t node,
                             const std::string &tmpdir, std::string &error) {
     nspace_ = nspace;
-    if (!register_nspace(nspace, map, node, tmpdir, nullptr, error)) return false;
+    if (!register_nspace(nspace, map, node, tmpdir, error)) return false;
     registered_ = true;
     return true;
 }
 
-bool PmixHost::register_spawned_job(const std::string &nspace, const JobMap &map,
-                                    const std::vector<uint32_t> &appnums, const std::string &tmpdir,
+bool PmixHost::register_spawned_job(const std::string &nspace, const JobMap &map, const std::string &tmpdir,
                                     std::string &error) {
     {
         std::lock_guard<std::mutex> lock(spawned_mutex_);
@@ -334,12 +333,11 @@ bool PmixHost::register_spawned_job(const std::string &nspace, const JobMap &map
         job.size = map.size();
         job.ranks.reset(new RankState[map.size()]);
     }
-    return register_nspace(nspace, map, 0, tmpdir, &appnums, error);
+    return register_nspace(nspace, map, 0, tmpdir, error);
 }
 
 bool PmixHost::register_nspace(const std::string &nspace, const JobMap &map, uint32_t node,
-                               const std::string &tmpdir, const std::vector<uint32_t> *appnums,
-                               std::string &error) {
+                               const std::string &tmpdir, std::string &error) {
     const NodePlan &local = map.nodes.at(node);
     const uint32_t job_size = map.size();
     const uint32_t local_size = static_cast<uint32_t>(local.ranks.size());
@@ -374,10 +372,23 @@ bool PmixHost::register_nspace(const std::string &nspace, const JobMap &map, uin
     job.add_u32(PMIX_MAX_PROCS, job_size);
     job.add_string(PMIX_JOBID, nspace);
     job.add_u32(PMIX_NUM_NODES, static_cast<uint32_t>(map.nodes.size()));
-    uint32_t num_apps = 1;
-    if (appnums)
-        for (uint32_t a : *appnums) num_apps = std::max(num_apps, a + 1);
+    // Application contexts (MPMD): their sizes and first ranks; ranks of a
+    // context are consecutive.
+    const uint32_t num_apps = std::max<uint32_t>(map.num_apps, 1);
+    std::vector<uint32_t> app_size(num_apps, 0), app_leader(num_apps, UINT32_MAX);
+    for (const auto &plan : map.ranks) {
+        uint32_t a = std::min(plan.app, num_apps - 1);
+        ++app_size[a];
+        app_leader[a] = std::min(app_leader[a], plan.rank);
+    }
     job.add_u32(PMIX_JOB_NUM_APPS, num_apps);
+    for (uint32_t a = 0; a < num_apps; ++a) {
+        InfoList app;
+        app.add_u32(PMIX_APPNUM, a);  // first: libpmix keys the array by it
+        app.add_u32(PMIX_APP_SIZE, app_size[a]);
+        app.add_rank(PMIX_APPLDR, app_leader[a] == UINT32_MAX ? PMIX_RANK_INVALID : app_leader[a]);
+        job.add_array(PMIX_APP_INFO_ARRAY, app);
+    }
     job.add(PMIX_NODE_MAP, node_regex.get(), PMIX_REGEX);
     job.add(PMIX_PROC_MAP, proc_regex.get(), PMIX_REGEX);
     job.add_u32(PMIX_LOCAL_SIZE, local_size);
@@ -395,8 +406,10 @@ bool PmixHost::register_nspace(const std::string &nspace, const JobMap &map, uin
         proc.add_u16(PMIX_NODE_RANK, plan.local_rank);  // one job per node: same as local rank
         proc.add_u32(PMIX_NODEID, plan.node);
         proc.add_string(PMIX_HOSTNAME, map.nodes[plan.node].name);
-        proc.add_u32(PMIX_APPNUM, appnums && plan.rank < appnums->size() ? (*appnums)[plan.rank] : 0);
-        if (plan.core >= 0 && plan.node == node && plan.cpuset) {
+        const uint32_t a = std::min(plan.app, num_apps - 1);
+        proc.add_u32(PMIX_APPNUM, a);
+        proc.add_rank(PMIX_APP_RANK, plan.rank - app_leader[a]);
+        if (plan.bound && plan.node == node && plan.cpuset) {
             // Lets the library find peers sharing caches or a NUMA node.
             pmix_cpuset_t cpuset;
             cpuset.source = const_cast<char *>("hwloc");

@@ -70,10 +70,10 @@ public:
     bool register_job(const std::string &nspace, const JobMap &map, uint32_t node, const std::string &tmpdir,
                       std::string &error);
     // A job started by MPI_Comm_spawn (this node only): registers `nspace`
-    // with `appnums[r]` the application number of each rank, and tracks its
+    // (each rank's application number is its plan's `app`), and tracks its
     // ranks' connected / finalized state apart from the first job's.
-    bool register_spawned_job(const std::string &nspace, const JobMap &map, const std::vector<uint32_t> &appnums,
-                              const std::string &tmpdir, std::string &error);
+    bool register_spawned_job(const std::string &nspace, const JobMap &map, const std::string &tmpdir,
+                              std::string &error);
     // Answers a spawn event: the new nspace, or a failure (a pmix_status_t).
     void answer_spawn(uint64_t id, int status, const std::string &nspace);
 
@@ -150,7 +150,7 @@ private:
     std::map<std::string, SpawnedJob> spawned_;
     const RankState *spawned_rank(const std::string &nspace, uint32_t rank) const;
     bool register_nspace(const std::string &nspace, const JobMap &map, uint32_t node, const std::string &tmpdir,
-                         const std::vector<uint32_t> *appnums, std::string &error);
+                         std::string &error);
     std::string nspace_;
     bool started_ = false;
     bool registered_ = false;

@@ -2,16 +2,14 @@
 // their handshake, and routing fences, direct modex, output and exits.
 #include "launcher/remote.hpp"
 
+#include "launcher/binding.hpp"
+#include "launcher/head_address.hpp"
 #include "launcher/io_forward.hpp"
 #include "launcher/spawn.hpp"
 
 #include <pmix.h>
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
-#include <net/if.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -45,45 +43,6 @@ std::string random_secret() {
         text += digits[b & 15];
     }
     return text;
-}
-
-bool is_loopback(const in_addr &address) { return (ntohl(address.s_addr) >> 24) == 127; }
-
-// The source address this machine uses to reach `host` (no packet is sent).
-std::string route_source_to(const std::string &host) {
-    addrinfo hints{};
-    hints.ai_family = AF_INET;
-    hints.ai_socktype = SOCK_DGRAM;
-    addrinfo *found = nullptr;
-    if (getaddrinfo(host.c_str(), "9", &hints, &found) != 0 || !found) return {};
-    std::string result;
-    UniqueFd fd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-    if (fd && connect(fd.get(), found->ai_addr, found->ai_addrlen) == 0) {
-        sockaddr_in local{};
-        socklen_t len = sizeof local;
-        if (getsockname(fd.get(), reinterpret_cast<sockaddr *>(&local), &len) == 0 && !is_loopback(local.sin_addr)) {
-            char text[INET_ADDRSTRLEN];
-            if (inet_ntop(AF_INET, &local.sin_addr, text, sizeof text)) result = text;
-        }
-    }
-    freeaddrinfo(found);
-    return result;
-}
-
-// The first IPv4 address of an interface that is up and not loopback.
-std::string first_interface_address() {
-    ifaddrs *list = nullptr;
-    if (getifaddrs(&list) != 0) return {};
-    std::string result;
-    for (ifaddrs *entry = list; entry && result.empty(); entry = entry->ifa_next) {
-        if (!entry->ifa_addr || entry->ifa_addr->sa_family != AF_INET) continue;
-        if (!(entry->ifa_flags & IFF_UP) || (entry->ifa_flags & IFF_LOOPBACK)) continue;
-        auto *in = reinterpret_cast<sockaddr_in *>(entry->ifa_addr);
-        char text[INET_ADDRSTRLEN];
-        if (inet_ntop(AF_INET, &in->sin_addr, text, sizeof text)) result = text;
-    }
-    freeifaddrs(list);
-    return result;
 }
 
 std::string join(const std::vector<std::string> &words) {
@@ -193,7 +152,7 @@ void RemoteNodes::stop_all_now() {
     for (auto &daemon : daemons_) reap_agent(daemon, deadline);
 }
 
-int RemoteNodes::start(const RemoteStartOptions &options, BindPolicy bind_policy) {
+int RemoteNodes::start(const RemoteStartOptions &options) {
     options_ = options;
     secret_ = random_secret();
     if (secret_.empty()) {
@@ -208,7 +167,8 @@ int RemoteNodes::start(const RemoteStartOptions &options, BindPolicy bind_policy
         daemons_.push_back(std::move(daemon));
     }
 
-    // The listener, on every address; daemons are told `head_address`.
+    // The listener, on every address; each daemon is told the addresses to
+    // try, best first (head_address.hpp).
     listener_.reset(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     sockaddr_in address{};
     address.sin_family = AF_INET;
@@ -220,10 +180,6 @@ int RemoteNodes::start(const RemoteStartOptions &options, BindPolicy bind_policy
         std::fprintf(stderr, "mpirun: cannot listen for daemons: %s\n", std::strerror(errno));
         return 1;
     }
-    std::string head = options.head_address;
-    for (size_t i = 0; head.empty() && i < daemons_.size(); ++i) head = route_source_to(daemons_[i].host);
-    if (head.empty()) head = first_interface_address();
-    if (head.empty()) head = "127.0.0.1";
     const std::string port = std::to_string(ntohs(address.sin_port));
 
     std::string agent = options.launch_agent;
@@ -232,7 +188,8 @@ int RemoteNodes::start(const RemoteStartOptions &options, BindPolicy bind_policy
                     ? "srun --ntasks=1 --nodes=1 --nodelist={} --overlap --kill-on-bad-exit=1 --quiet"
                     : "ssh -x -T -o BatchMode=yes -o StrictHostKeyChecking=accept-new {}";
     }
-    const std::string exe = self_executable();
+    // The daemon is mpirun itself, at the same path on every node (or under --prefix).
+    const std::string exe = options.daemon_prefix.empty() ? self_executable() : options.daemon_prefix + "/bin/mpirun";
 
     // The agents' environment: ours plus the secret, for agents that pass the
     // environment (srun, ip netns exec); ssh gets it on stdin.
@@ -244,8 +201,11 @@ int RemoteNodes::start(const RemoteStartOptions &options, BindPolicy bind_policy
     envp.push_back(nullptr);
 
     for (auto &daemon : daemons_) {
+        std::string addresses;
+        for (const auto &head : head_addresses_for(daemon.host, options.head_addresses))
+            addresses += (addresses.empty() ? "" : ",") + head;
         std::vector<std::string> words =
-            agent_command(agent, daemon.host, {exe, "--daemon", head, port, std::to_string(daemon.node)});
+            agent_command(agent, daemon.host, {exe, "--daemon", addresses, port, std::to_string(daemon.node)});
         daemon.agent_text = join(words);
         std::vector<char *> argv;
         for (auto &word : words) argv.push_back(word.data());
@@ -353,8 +313,13 @@ int RemoteNodes::start(const RemoteStartOptions &options, BindPolicy bind_policy
     }
 
     for (auto &daemon : daemons_) {
-        std::vector<Bitmap> cores = parse_core_lists(daemon.cores);
-        bind_node(map_, daemon.node, bind_policy, cores, nullptr);
+        std::string error;
+        if (!restrict_resources(daemon.resources, options.cpu_set, error)) {
+            std::fprintf(stderr, "mpirun: on host %s: %s\n", daemon.host.c_str(), error.c_str());
+            stop_all_now();
+            return 1;
+        }
+        bind_node(map_, daemon.node, options.map_by, options.bind, std::move(daemon.resources));
     }
     listener_.reset();  // every daemon is in: no more connections
     host_.set_multi_node(true);
@@ -368,8 +333,9 @@ bool RemoteNodes::handle_hello(wire::Channel &channel, const wire::Message &mess
     wire::Reader in(message.payload);
     uint32_t magic = in.u32(), node = in.u32();
     std::string secret = in.str();
-    std::vector<std::string> cores = in.strings();
-    Daemon *daemon = in.failed() || magic != wire::hello_magic ? nullptr : daemon_of_node(node);
+    NodeResources resources;
+    bool readable = magic == wire::hello_magic && read_resources(in, resources);
+    Daemon *daemon = in.failed() || !readable ? nullptr : daemon_of_node(node);
     bool secret_ok = secret.size() == secret_.size();
     unsigned char difference = 0;  // compare in constant time
     for (size_t i = 0; secret_ok && i < secret.size(); ++i) difference |= secret[i] ^ secret_[i];
@@ -378,18 +344,25 @@ bool RemoteNodes::handle_hello(wire::Channel &channel, const wire::Message &mess
         return false;
     }
     daemon->hello = true;
-    daemon->cores = std::move(cores);
+    daemon->resources = std::move(resources);
     daemon->channel = std::move(channel);
+    daemon->channel.send(wire::Type::welcome, wire::Writer());  // the daemon stops trying other addresses
     return true;
 }
 
-void RemoteNodes::send_job(const std::string &nspace, const std::vector<std::string> &argv) {
+void RemoteNodes::send_job(const std::string &nspace, const LaunchPlan &plan) {
     wire::Writer job;
     job.str(nspace).u32(static_cast<uint32_t>(map_.nodes.size()));
     for (const auto &node : map_.nodes) job.str(node.name);
-    job.u32(map_.size());
-    for (const auto &plan : map_.ranks) job.u32(plan.node).u32(plan.local_rank).i32(plan.core);
-    job.strings(argv).strings(options_.exported_env).u32(options_.tag_output ? 1 : 0);
+    job.u32(map_.size()).u32(map_.num_apps);
+    for (const auto &rank : map_.ranks) {
+        job.u32(rank.node).u32(rank.local_rank).u32(rank.app).u8(rank.bound ? 1 : 0).u8(rank.pinned ? 1 : 0);
+        job.str(rank.cpuset ? cpuset_list(rank.cpuset.get()) : std::string()).str(rank.bound_to);
+    }
+    job.u32(static_cast<uint32_t>(plan.apps.size()));
+    for (const auto &app : plan.apps) job.strings(app.argv).strings(app.env).str(app.wdir).u8(app.wdir_required ? 1 : 0);
+    job.i32(plan.tagging.job).u8(plan.tagging.hydra ? 1 : 0);
+    job.str(plan.output_dir).u8(plan.output_copy ? 1 : 0).u8(plan.output_jobid ? 1 : 0);
     for (auto &daemon : daemons_) daemon.channel.send(wire::Type::job, job);
 }
 

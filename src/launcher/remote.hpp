@@ -5,7 +5,7 @@
 // hands it a per-job secret on the agent's stdin (and in its environment for
 // agents that forward the environment but not stdin), and waits for it to
 // connect back over TCP. After the handshake the daemon receives the job
-// (argv, -x variables, the map) and is the PMIx server of its node's ranks.
+// (the contexts, the map) and is the PMIx server of its node's ranks.
 // Fences that span nodes go to the head, which concatenates every node's
 // contribution and releases them all (a star); direct-modex requests are
 // routed through the head to the node of the rank asked for. Output, exits
@@ -47,9 +47,11 @@ std::vector<std::string> agent_command(const std::string &agent, const std::stri
 struct RemoteStartOptions {
     std::string launch_agent;        // as given; empty: ssh or srun
     int launch_timeout_seconds = 30;
-    std::string head_address;        // empty: chosen
-    std::vector<std::string> exported_env;  // -x entries NAME=value
-    bool tag_output = false;
+    std::vector<std::string> head_addresses;  // given by the user; empty: chosen per host
+    std::string daemon_prefix;       // the daemon is PREFIX/bin/mpirun; empty: mpirun's own path
+    std::string cpu_set;             // --cpu-set, applied to every node's resources
+    MapPolicy map_by;
+    BindTo bind = BindTo::core;
 };
 
 class RemoteNodes : public JobLink {
@@ -58,12 +60,14 @@ public:
     ~RemoteNodes() override;
 
     // Starts a daemon on every node but mpirun's and waits until each has
-    // connected and authenticated; then binds each node's ranks from the cores
-    // it reported. Returns 0, or the exit status after printing why not (no
-    // daemon or agent is left running then).
-    int start(const RemoteStartOptions &options, BindPolicy bind);
-    // Sends the job to every daemon (after the map is final).
-    void send_job(const std::string &nspace, const std::vector<std::string> &argv);
+    // connected and authenticated; then binds each node's ranks from the
+    // resources it reported. Returns 0, or the exit status after printing why
+    // not (no daemon or agent is left running then).
+    int start(const RemoteStartOptions &options);
+    // Sends the job to every daemon (after the map is final): the contexts'
+    // argv, environment and working directory (each daemon resolves the
+    // programs itself), output settings, and every rank's place and cpuset.
+    void send_job(const std::string &nspace, const LaunchPlan &plan);
     // After the event loop: waits (bounded) for the agents, then kills what is left.
     void finish();
 
@@ -86,7 +90,7 @@ private:
         wire::Channel channel;
         bool hello = false;
         bool done = false;          // DONE received, or lost
-        std::vector<std::string> cores;
+        NodeResources resources;    // from HELLO
     };
     struct Collect {
         size_t expected = 0;

@@ -16,12 +16,12 @@
 
 namespace axon::launcher::wire {
 
-constexpr uint32_t hello_magic = 0x41584e31;  // "AXN1": protocol version 1
+constexpr uint32_t hello_magic = 0x41584e32;  // "AXN2": protocol version 2 (node resources, apps, welcome)
 constexpr uint32_t max_message = 1u << 30;     // a larger length means a broken peer
 
 enum class Type : uint8_t {
-    hello = 1,     // d->h: magic, node, secret, core cpu lists
-    job,           // h->d: the job (see remote.cpp)
+    hello = 1,     // d->h: magic, node, secret, the node's resources (binding.hpp)
+    job,           // h->d: the job (see RemoteNodes::send_job)
     fence,         // d->h: key, node count, local contribution
     fence_done,    // h->d: key, concatenation of every node's contribution
     dmodex_req,    // both ways: origin node, request id, rank
@@ -33,6 +33,7 @@ enum class Type : uint8_t {
     done,          // d->h: every local rank reaped, output sent; the daemon exits
     signal,        // h->d: forward this signal to the local ranks
     kill,          // h->d: end the job (SIGTERM, SIGKILL after the grace)
+    welcome,       // h->d: the HELLO was accepted (the daemon found mpirun, not some other listener)
 };
 
 class Writer {

@@ -16,10 +16,14 @@ expect_error "^mpirun: no program to run" -np 2
 expect_error "^mpirun: the number of ranks must be a positive integer, not '0'" -np 0 "$probe"
 expect_error "^mpirun: the number of ranks must be a positive integer, not 'x'" -n x "$probe"
 expect_error "^mpirun: option '-np' needs a value" -np
-expect_error "^mpirun: --bind-to accepts core or none, not 'socket'" --bind-to socket -np 1 "$probe"
+expect_error "^mpirun: --bind-to accepts core, hwthread, socket, numa, l3cache or none, not 'l2cache' \(see mpirun --help\)$" \
+    --bind-to l2cache -np 1 "$probe"
 expect_error "^mpirun: --timeout needs a positive number of seconds" --timeout -3 -np 1 "$probe"
-expect_error "^mpirun: --map-by accepts slot, node or ppr:N:node, not 'socket'" --map-by socket -np 1 "$probe"
-expect_error "^mpirun: --map-by accepts slot, node or ppr:N:node, not 'ppr:0:node'" --map-by ppr:0:node "$probe"
+expect_error "^mpirun: --map-by accepts slot, node, core, hwthread, socket, numa, l3cache or ppr:N:OBJECT, with :PE=n, not 'l2cache'" \
+    --map-by l2cache -np 1 "$probe"
+expect_error "^mpirun: --map-by accepts .*, not 'ppr:0:node'" --map-by ppr:0:node "$probe"
+expect_error "^mpirun: --map-by slot:FOO: unknown qualifier 'FOO' \(PE=n, OVERSUBSCRIBE, SPAN\)" --map-by slot:FOO -np 1 "$probe"
+expect_error "^mpirun: --rank-by accepts slot or node, not 'socket'" --rank-by socket -np 1 "$probe"
 expect_error "^mpirun: 3 ranks do not fit --map-by ppr:1:node on 2 nodes$" --map-by ppr:1:node -H localhost,localhost.invalid -np 3 "$probe"
 expect_error "^mpirun: --launch-timeout needs a positive number of seconds, not '0'" --launch-timeout 0 -np 1 "$probe"
 # Another host: its daemon is started through the launch agent; one that fails is named.
@@ -64,9 +68,32 @@ run_mpirun -np 1 /bin/echo -np --help
 expect_rc 0 "program options"
 [[ "$(cat "$work/out")" == "-np --help" ]] || { show_output; fail "program arguments were changed"; }
 
+# '--' ends the options: the rest is the program's, ':' included.
+run_mpirun -np 2 -- /bin/echo -np : x
+expect_rc 0 "--"
+[[ "$(cat "$work/out")" == $'-np : x\n-np : x' ]] || { show_output; fail "'--' did not keep ': x' for the program"; }
+# Open MPI's --allow-run-as-root is accepted (root needs no flag).
+run_mpirun --allow-run-as-root -np 1 "$probe"
+expect_rc 0 "--allow-run-as-root"
+# Copying programs to the nodes is refused, with a reason.
+for spelling in -s --preload-binary; do
+    run_mpirun $spelling -np 1 "$probe"
+    expect_rc 1 "$spelling"
+    expect_line "$work/err" "^mpirun: $spelling( \(--preload-binary\))? is not supported: Axon does not copy files to the nodes; install the program at the same path on every node, or on a shared file system$" \
+        "$spelling message"
+done
+
 run_mpirun --help
 expect_rc 0 "--help"
 expect_line "$work/out" "^Usage: mpirun " "help text"
+# Every spelling of both families that mpirun accepts is in the help text.
+for o in -n -np -c -x -env -envlist -envall -envnone -wdir -wd -H -host -genv -genvlist -genvall -genvnone --mca \
+    --timeout --oversubscribe --allow-run-as-root -s --preload-binary -f --hostfile -machinefile -hosts \
+    --launch-agent --launch-timeout --head-addr -iface --prefix --map-by -ppn --npernode -N --rank-by --bind-to \
+    --cpus-per-rank --cpu-set --report-bindings --display-map --tag-output -l -prepend-rank --output-filename \
+    --app -configfile -h --help -V --version; do
+    grep -Eq -- "(^|[ ,])$o([ ,]|\$)" "$work/out" || fail "--help does not list $o"
+done
 run_mpirun --version
 expect_rc 0 "--version"
 expect_line "$work/out" "^mpirun \(Axon MPI\) [0-9]" "version text"

@@ -3,6 +3,7 @@
  * Runs PMIx_Init, then each argument as an action, in order, then
  * PMIx_Finalize. Actions that name a rank (R:...) act on that rank only.
  *   info             print what PMIx tells about this rank and job
+ *   appinfo          print this rank's application: appnum, app_rank, app_size, app_ldr, num_apps
  *   wireup           put a card, commit, fence (collect), get and check every peer's card
  *   dmodex           the same with a fence that collects nothing: remote cards come
  *                    through the servers' direct modex
@@ -85,6 +86,35 @@ static void action_info(void) {
     print_string(&me, PMIX_HOSTNAME, "host");
     print_string(&me, PMIX_LOCALITY_STRING, "locality");
     printf(" nspace=%s\n", me.nspace);
+}
+
+/* An application-level key of application `appnum` (PMIX_APP_INFO qualifier). */
+static long get_app_number(uint32_t appnum, const char *key) {
+    pmix_proc_t job;
+    PMIX_LOAD_PROCID(&job, me.nspace, PMIX_RANK_WILDCARD);
+    pmix_info_t qualifiers[2];
+    bool yes = true;
+    PMIX_INFO_LOAD(&qualifiers[0], PMIX_APP_INFO, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&qualifiers[1], PMIX_APPNUM, &appnum, PMIX_UINT32);
+    pmix_value_t *value = NULL;
+    long result = -1;
+    if (PMIx_Get(&job, key, qualifiers, 2, &value) == PMIX_SUCCESS && value) {
+        if (value->type == PMIX_UINT32) result = value->data.uint32;
+        if (value->type == PMIX_PROC_RANK) result = value->data.rank;
+        PMIX_VALUE_RELEASE(value);
+    }
+    PMIX_INFO_DESTRUCT(&qualifiers[0]);
+    PMIX_INFO_DESTRUCT(&qualifiers[1]);
+    return result;
+}
+
+static void action_appinfo(void) {
+    pmix_proc_t job;
+    PMIX_LOAD_PROCID(&job, me.nspace, PMIX_RANK_WILDCARD);
+    long appnum = get_number(&me, PMIX_APPNUM);
+    printf("rank %u appnum=%ld app_rank=%ld app_size=%ld app_ldr=%ld num_apps=%ld\n", me.rank, appnum,
+           get_number(&me, PMIX_APP_RANK), get_app_number((uint32_t)appnum, PMIX_APP_SIZE),
+           get_app_number((uint32_t)appnum, PMIX_APPLDR), get_number(&job, PMIX_JOB_NUM_APPS));
 }
 
 static int action_wireup(bool collect_data) {
@@ -189,6 +219,8 @@ int main(int argc, char **argv) {
         const char *arg = argv[i], *rest = NULL;
         if (strcmp(arg, "info") == 0) {
             action_info();
+        } else if (strcmp(arg, "appinfo") == 0) {
+            action_appinfo();
         } else if (strcmp(arg, "wireup") == 0) {
             result = action_wireup(true);
         } else if (strcmp(arg, "dmodex") == 0) {
