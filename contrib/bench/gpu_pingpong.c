@@ -7,8 +7,8 @@
  * CPU binding, the context's scheduling flags).
  *
  *   gpu_pingpong [-c none|dtoh|htod|dtod|ipc] [-w sync|event|legacy]
- *                [-s auto|spin|yield|blocking] [-m BYTES] [-n ROUNDS]
- *                [-b] [-o] [-y]
+ *                [-s auto|spin|yield|blocking] [-m BYTES|LO:HI] [-n ROUNDS]
+ *                [-b] [-o] [-y] [-1]
  *
  *   -c  the copy on each turn (host memory pinned; ipc: device to device
  *       from the other process's allocation, mapped with cuIpcOpenMemHandle)
@@ -20,10 +20,14 @@
  *   -o  only process 0 copies; process 1 passes the turn straight back
  *       (one context does GPU work: the baseline)
  *   -y  a process waiting for its turn calls sched_yield between polls
+ *   -1  one process, one context, no turns: each "turn" is one copy and its
+ *       wait (ipc becomes dtod: a process cannot open its own handle), the
+ *       floor with no second context on the GPU
+ *   -m  one size, or every power of two from LO to HI (K, M suffixes)
  *
- * Prints one line: the median, minimum and 90th percentile time per turn
- * (a round is two turns) over batches of 10 rounds. Exit 1 with "no CUDA
- * device: why" without a driver or GPU. The driver is dlopen'ed
+ * Prints one line per size: the median, minimum and 90th percentile time
+ * per turn (a round is two turns) over batches of 10 rounds. Exit 1 with
+ * "no CUDA device: why" without a driver or GPU. The driver is dlopen'ed
  * (BENCH_CUDA_LIBRARY, default libcuda.so.1). */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -116,8 +120,10 @@ static struct {
     enum wait_kind wait;
     unsigned sched;
     size_t bytes;
-    int rounds, bind, only0, yield;
-} opt = {C_IPC, W_SYNC, CTX_SCHED_AUTO, 1, 2000, 0, 0, 0};
+    int rounds, bind, only0, yield, single;
+} opt = {C_IPC, W_SYNC, CTX_SCHED_AUTO, 1, 2000, 0, 0, 0, 0};
+
+static size_t max_bytes;  /* the largest size of a sweep (-1 allocates it once) */
 
 static struct {
     void *stream, *event;
@@ -179,8 +185,10 @@ static int setup(struct shared *s, int me)
     if (cu.retain(&ctx, dev) || cu.set_current(ctx)) return -1;
     if (cu.stream_create(&b.stream, 0) || cu.event_create(&b.event, 2 /* disable timing */)) return -1;
     size_t n_alloc = opt.bytes < 4096 ? 4096 : opt.bytes;
+    if (opt.single && max_bytes > n_alloc) n_alloc = max_bytes;
     if (cu.alloc(&b.mine, n_alloc) || cu.alloc(&b.second, n_alloc) || cu.alloc_host(&b.host, n_alloc)) return -1;
     memset(b.host, me, n_alloc);
+    if (opt.single) return 0;
     if (cu.ipc_get(&s->handle[me], b.mine)) return -1;
     atomic_fetch_add(&s->ready, 1);
     while (atomic_load(&s->ready) < 2)
@@ -197,11 +205,13 @@ static int run(struct shared *s, int me)
         CPU_SET(me, &set);
         sched_setaffinity(0, sizeof set, &set);
     }
-    if (setup(s, me)) {
+    static int set_up;
+    if (!set_up && setup(s, me)) {
         atomic_store(&s->failed, 1);
         atomic_store(&s->turn, -1);
         return 1;
     }
+    set_up = opt.single;  /* one process: its buffers serve every size (two: a fresh pair per size) */
     const int batch = 10, warm = 100;
     int samples = opt.rounds / batch;
     double *per_turn = calloc((size_t)samples, sizeof *per_turn);
@@ -209,6 +219,14 @@ static int run(struct shared *s, int me)
     for (int i = -warm / batch; i < samples; ++i) {
         double t0 = now_seconds();
         for (int r = 0; r < batch; ++r) {
+            if (opt.single) {
+                /* Both turns in this process: two copies per round. */
+                if (one_copy() || one_copy()) {
+                    fprintf(stderr, "a copy failed\n");
+                    return 1;
+                }
+                continue;
+            }
             wait_turn(s, me);
             if (atomic_load(&s->turn) == -1) return atomic_load(&s->failed);
             if (do_copy && one_copy()) {
@@ -222,20 +240,34 @@ static int run(struct shared *s, int me)
         if (i >= 0) per_turn[i] = (now_seconds() - t0) / (2.0 * batch) * 1e6;
     }
     if (me == 0) {
-        wait_turn(s, 0);
-        atomic_store(&s->turn, -1);
+        if (!opt.single) {
+            wait_turn(s, 0);
+            atomic_store(&s->turn, -1);
+        }
         qsort(per_turn, (size_t)samples, sizeof *per_turn, by_value);
         static const char *copies[] = {"none", "dtoh", "htod", "dtod", "ipc"};
         static const char *waits[] = {"sync", "event", "legacy"};
         const char *sched = opt.sched == CTX_SCHED_SPIN ? "spin" : opt.sched == CTX_SCHED_YIELD ? "yield"
                             : opt.sched == CTX_SCHED_BLOCKING ? "blocking" : "auto";
-        printf("copy=%-4s wait=%-6s sched=%-8s bytes=%zu bind=%s copier=%s waiter=%s  per turn: median %.2f us  min %.2f  p90 %.2f\n",
+        printf("copy=%-4s wait=%-6s sched=%-8s bytes=%zu bind=%s copier=%s waiter=%s procs=%d  per turn: median %.2f us  "
+               "min %.2f  p90 %.2f\n",
                copies[opt.copy], waits[opt.wait], sched, opt.bytes, opt.bind ? "cpu0,1" : "none",
-               opt.only0 ? "proc0" : "both", opt.yield ? "yield" : "spin", per_turn[samples / 2], per_turn[0],
-               per_turn[samples * 9 / 10]);
+               opt.single ? "one" : opt.only0 ? "proc0" : "both", opt.yield ? "yield" : "spin", opt.single ? 1 : 2,
+               per_turn[samples / 2], per_turn[0], per_turn[samples * 9 / 10]);
+        fflush(stdout);
     }
     free(per_turn);
     return 0;
+}
+
+/* "4096", "4K", "4M". */
+static size_t parse_size(const char *v)
+{
+    char *end = NULL;
+    size_t n = strtoull(v, &end, 0);
+    if (end && (*end == 'K' || *end == 'k')) n <<= 10;
+    else if (end && (*end == 'M' || *end == 'm')) n <<= 20;
+    return n;
 }
 
 static int pick(const char *v, const char *const *names, int n)
@@ -253,36 +285,59 @@ int main(int argc, char **argv)
     static const char *const scheds[] = {"auto", "spin", "yield", "blocking"};
     static const unsigned sched_flags[] = {CTX_SCHED_AUTO, CTX_SCHED_SPIN, CTX_SCHED_YIELD, CTX_SCHED_BLOCKING};
     int c;
-    while ((c = getopt(argc, argv, "c:w:s:m:n:boy")) != -1) {
+    size_t lo = 1, hi = 1;
+    while ((c = getopt(argc, argv, "c:w:s:m:n:boy1")) != -1) {
         switch (c) {
         case 'c': opt.copy = (enum copy_kind)pick(optarg, copies, 5); break;
         case 'w': opt.wait = (enum wait_kind)pick(optarg, waits, 3); break;
         case 's': opt.sched = sched_flags[pick(optarg, scheds, 4)]; break;
-        case 'm': opt.bytes = strtoull(optarg, NULL, 0); break;
+        case 'm': {
+            char *colon = strchr(optarg, ':');
+            lo = parse_size(optarg);
+            hi = colon ? parse_size(colon + 1) : lo;
+            break;
+        }
+        case '1': opt.single = 1; break;
         case 'n': opt.rounds = atoi(optarg); break;
         case 'b': opt.bind = 1; break;
         case 'o': opt.only0 = 1; break;
         case 'y': opt.yield = 1; break;
         default:
             fprintf(stderr, "usage: gpu_pingpong [-c none|dtoh|htod|dtod|ipc] [-w sync|event|legacy] "
-                            "[-s auto|spin|yield|blocking] [-m BYTES] [-n ROUNDS] [-b] [-o] [-y]\n");
+                            "[-s auto|spin|yield|blocking] [-m BYTES|LO:HI] [-n ROUNDS] [-b] [-o] [-y] [-1]\n");
             return 2;
         }
     }
-    if (opt.bytes == 0) opt.bytes = 1;
+    if (opt.single && opt.copy == C_IPC) opt.copy = C_DTOD;  /* no own handle to open */
+    if (lo == 0) lo = 1;
+    if (hi < lo) hi = lo;
+    max_bytes = hi;
     if (opt.rounds < 20) opt.rounds = 20;
     if (open_driver()) return 1;
     /* Before any CUDA call: a CUDA context does not survive fork. */
     struct shared *s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (s == MAP_FAILED) return 1;
-    memset(s, 0, sizeof *s);
-    fflush(stdout);
-    pid_t child = fork();
-    if (child < 0) return 1;
-    int rc = run(s, child == 0 ? 1 : 0);
-    if (child == 0) _exit(rc);
-    int status = 0;
-    waitpid(child, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status)) rc = 1;
+    int rc = 0;
+    for (size_t n = lo; n <= hi && rc == 0; n = n * 2 > n ? n * 2 : hi + 1) {
+        opt.bytes = n;
+        memset(s, 0, sizeof *s);
+        fflush(stdout);
+        if (opt.single) {
+            rc = run(s, 0);
+            continue;
+        }
+        /* Two fresh processes per size, each with its own context; this
+         * one never initialises CUDA (a context does not survive fork). */
+        pid_t child[2];
+        for (int me = 0; me < 2; ++me) {
+            if ((child[me] = fork()) < 0) return 1;
+            if (child[me] == 0) _exit(run(s, me));
+        }
+        for (int me = 0; me < 2; ++me) {
+            int status = 0;
+            waitpid(child[me], &status, 0);
+            if (!WIFEXITED(status) || WEXITSTATUS(status)) rc = 1;
+        }
+    }
     return rc;
 }

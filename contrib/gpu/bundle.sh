@@ -20,12 +20,21 @@ copy() { mkdir -p "$out/tree/$(dirname "$1")"; cp -a "$build/$1" "$out/tree/$1";
 copy _install
 copy src/launcher/mpirun
 for f in "$build"/.libs/libmpi_abi.so*; do copy ".libs/$(basename "$f")"; done
-for p in classify device_coll device_dtype device_p2p kernels; do copy "test/accel/$p"; done
+for p in classify device_coll device_dtype device_p2p kernels driver_calls ext; do copy "test/accel/$p"; done
+copy src/tools/axon_info; copy src/tools/.libs  # a libtool wrapper and its program
 copy test/accel/.libs
 find "$out/tree" -type f -perm -u+x -exec strip --strip-debug {} + 2>/dev/null || true
 
-# Benchmarks, built with this Axon's mpicc.
+# Benchmarks, built with this Axon's mpicc, and the driver-call timing shim
+# of contrib/gpu/diagnose.sh (needs only cuda.h: the driver is dlopen'ed).
 make -s -C "$src/contrib/bench" MPICC="$build/_install/bin/mpicc" OUT="$out/bench" >/dev/null
+cuda_inc=$(sed -n 's/^CUDA_CPPFLAGS = -I//p' "$build/Makefile")
+cuda_inc=${cuda_inc:-/usr/local/cuda/include}
+if [[ -f "$cuda_inc/cuda.h" ]]; then
+  cc -O2 -shared -fPIC -I"$cuda_inc" -o "$out/bench/cuda_timing_shim.so" "$src/contrib/gpu/cuda_timing_shim.c" -ldl
+else
+  echo "bundle.sh: no cuda.h ($cuda_inc): the diagnosis runs without the driver-call timing shim" >&2
+fi
 
 # Every shared library outside glibc that the launcher, libmpi and the PMIx
 # components load, and PMIx's own tree (its components are found by the

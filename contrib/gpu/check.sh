@@ -3,11 +3,13 @@
 # contrib/gpu/bundle.sh. Run from the source tree, as root (it links the
 # build tree and PMIx's folder into place where they are missing).
 #   check.sh BUNDLE OUTDIR [tests|diag|bench|all]...
+# (With the device tool: OUTDIR "$OUT", whose files come back.)
 #   tests  every accel_* test, the real-driver ones included  -> tests.txt
-#   diag   where a device round trip's time goes: gpu_pingpong (two
-#          processes taking turns at one copy, without MPI) over copy kinds,
-#          waits, context flags and binding, then Axon's D D latency with
-#          one knob turned at a time                         -> diag.txt
+#   diag   where a device round trip's time goes (contrib/gpu/diagnose.sh):
+#          gpu_pingpong without MPI (two processes taking turns at one copy,
+#          one process alone, H2D/D2H sweeps, waits, context flags), Axon's
+#          D D latency one knob at a time, the driver calls timed by
+#          cuda_timing_shim.so    -> diag.txt (summary), diagnosis/*.txt
 #   bench  the -d cuda benchmarks and the driver's own copy bandwidth, the
 #          limit they are compared with                      -> bench.txt
 #   all    tests, diag, bench (the default)
@@ -53,28 +55,10 @@ if [[ "$what" == *" tests "* ]]; then
 fi
 
 if [[ "$what" == *" diag "* ]]; then
-  {
-    pp="$bench/gpu_pingpong -n 2000"
-    run "pingpong: one context copies (baseline)" $pp -c ipc -o
-    for c in none dtoh htod dtod ipc; do run "pingpong: $c" $pp -c $c; done
-    for w in event legacy; do run "pingpong: ipc, wait $w" $pp -c ipc -w $w; done
-    for f in spin yield blocking; do run "pingpong: ipc, context $f" $pp -c ipc -s $f; done
-    run "pingpong: ipc, bound to cpu 0,1" $pp -c ipc -b
-    run "pingpong: ipc, bound, one context" $pp -c ipc -b -o
-    run "pingpong: ipc, waiter yields" $pp -c ipc -y
-    # Point-to-point staging and small collectives stepped from ~150 us to
-    # ~30 us between 16 and 32 KiB on the H200: does a bare copy?
-    for m in 16384 32768; do
-      for c in dtoh htod ipc; do run "pingpong: $c $m B" $pp -c $c -m $m; done
-    done
-    lat="$bench/pt2pt_latency -m 1:64K -t 0.2 -d cuda D D"
-    run "axon D D latency (default)" "$mpirun" -np 2 $lat
-    run "axon D D latency, --bind-to none" "$mpirun" --bind-to none -np 2 $lat
-    run "axon D D latency, AXON_WAIT_SPIN=0" AXON_WAIT_SPIN=0 "$mpirun" -np 2 $lat
-    run "axon D D latency, staging rendezvous at every size" AXON_ACCEL_IPC=0 AXON_ACCEL_EAGER_LIMIT=0 "$mpirun" -np 2 $lat
-    run "axon D D latency, AXON_ACCEL_COPY_WAIT=event" AXON_ACCEL_COPY_WAIT=event "$mpirun" -np 2 $lat
-    run "axon allreduce np2 D D, AXON_ACCEL_COPY_WAIT=event" AXON_ACCEL_COPY_WAIT=event "$mpirun" -np 2 "$bench/coll_latency" -c allreduce -m 4:64K -t 0.2 -d cuda D D
-  } 2>&1 | tee "$out/diag.txt"
+  # contrib/gpu/diagnose.sh: the floor without MPI, Axon one knob at a time,
+  # the driver calls timed; figures in OUTDIR/diagnosis, summary printed.
+  bash "$src/contrib/gpu/diagnose.sh" --build "$build" --bench "$bench" --mpirun "$mpirun" \
+    --out "$out/diagnosis" 2>&1 | tee "$out/diag.txt"
 fi
 
 if [[ "$what" == *" bench "* ]]; then

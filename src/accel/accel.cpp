@@ -23,6 +23,7 @@
 #include "base/log.h"
 #include "accel/params.h"
 #include "accel/driver.h"  // for the GPU kernels: driver_symbol, lock_stream, finalize_hook
+#include "accel/host_ranges.h"
 
 namespace axon::accel {
 
@@ -78,42 +79,55 @@ std::mutex start_mutex;
 const char* off_reason = "";
 int device_count = 0;
 
-// Everything below is touched under this lock (classification may run
-// outside the PML's lock, e.g. the blocking-send fast path).
+// Accel's shared state below is guarded by `lock`, and nothing that waits
+// for the GPU runs under it: a copy's wait, an event poll and a stream
+// synchronisation happen after the lock is released, and classify() takes
+// it only to record a device range it has just learnt. So under
+// MPI_THREAD_MULTIPLE a thread waiting for its copy never holds up another
+// thread's MPI call on host memory.
 std::mutex lock;
-// A CUDA context existed once: from then on, ask the driver (checked before
-// taking the lock: a process without contexts pays no lock).
+// A CUDA context existed once: from then on, device memory may exist
+// (checked before anything else: a process without contexts pays nothing).
 std::atomic<bool> context_seen{false};
-int last_device = 0;        // device of the last device pointer seen (for contexts we create)
+// Device of the last device pointer seen (for the contexts Axon makes current).
+std::atomic<int> last_device{0};
 
-struct Range {
-  uintptr_t begin = 0, end = 0;
-  Memory kind = Memory::Host;
-};
+// The device and managed allocation ranges seen last (tag: the Memory
+// kind), read without the lock. Entries outlive cuMemFree: under unified
+// addressing the driver keeps a freed device range reserved, so the range
+// can only come back as device (or managed) memory, never as host memory.
 constexpr size_t kCacheSize = 8;
-std::array<Range, kCacheSize> cache{};
-size_t cache_next = 0;  // round-robin replacement
-size_t cache_last = 0;  // last hit: checked first
+detail::RangeTable<kCacheSize> device_ranges;
+size_t cache_next = 0;  // round-robin replacement (under `lock`)
 
-CUstream stream = nullptr;
-// How copy_and_wait waits (AXON_ACCEL_COPY_WAIT, read at start()): the
-// stream's own synchronization, or an event polled from here. The two are
-// kept side by side until a GPU run shows which one a device round trip
-// between processes sharing a GPU prefers (docs/cuda.md, "Not done yet").
+// Accel's stream, made at the first copy (needs a context).
+std::atomic<CUstream> stream{nullptr};
+// How copies are waited for (AXON_ACCEL_COPY_WAIT, read at start()): the
+// stream's own synchronization, or an event polled from here.
 bool wait_by_event = false;
 
 std::vector<CUevent> free_events;
 std::unordered_map<void*, bool> pinned_kind;  // buffer -> from cuMemAllocHost
 // Free pinned buffers by size class (a power of two): cuMemAllocHost costs
 // far more than a copy, so buffers are reused, and classes keep varying
-// message sizes from each allocating their own.
-std::multimap<size_t, void*> pinned_pool;
+// message sizes from each allocating their own. Fixed arrays, not a node
+// container: taking and returning a buffer allocates nothing (an eager
+// device message costs no malloc).
 constexpr size_t kPinnedMinClass = 4096;
 constexpr size_t kPinnedMaxClass = size_t{64} << 20;  // larger: plain malloc, not kept
 constexpr size_t kPinnedFreePerClass = 4;
+constexpr size_t kPinnedClasses = 15;                 // 4 KiB .. 64 MiB
+static_assert(kPinnedMinClass << (kPinnedClasses - 1) == kPinnedMaxClass);
+struct PinnedClass {
+  void* free[kPinnedFreePerClass] = {};
+  size_t count = 0;
+};
+std::array<PinnedClass, kPinnedClasses> pinned_pool;
 size_t pinned_class(size_t len) { return std::bit_ceil(std::max(len, kPinnedMinClass)); }
-// The bounce buffer of copy_to_host/copy_from_host (kBounceChunk bytes).
-void* bounce = nullptr;
+PinnedClass& pool_of(size_t cls) { return pinned_pool[std::countr_zero(cls) - std::countr_zero(kPinnedMinClass)]; }
+// Copies through a bounce buffer go in pieces of at most this size; each
+// copy borrows its bounce buffer from the pool (several threads may copy
+// at once, and a small copy needs only a small buffer).
 constexpr size_t kBounceChunk = size_t{1} << 20;
 
 struct Export {
@@ -173,6 +187,7 @@ void start() {
   wait_by_event = wait == "event";
   if (wait != "sync" && wait != "event")
     log::warn("AXON_ACCEL_COPY_WAIT=%s is neither sync nor event; using sync", wait.c_str());
+  detail::host_ranges_init();
   detail::state.store(2, std::memory_order_release);
 }
 
@@ -203,54 +218,78 @@ bool any_context() {
 
 // Copies and streams need a current context on this thread: use the one the
 // application made current, else the primary context of the device of the
-// last device pointer seen. Caller holds `lock`.
+// last device pointer seen. Per-thread driver state only: no lock needed.
 bool ensure_context() {
   CUcontext ctx = nullptr;
   if (cu.cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx) return true;
   CUdevice dev;
-  if (cu.cuDeviceGet(&dev, last_device) != CUDA_SUCCESS) return false;
+  if (cu.cuDeviceGet(&dev, last_device.load(std::memory_order_relaxed)) != CUDA_SUCCESS) return false;
   if (cu.cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS) return false;
   return cu.cuCtxSetCurrent(ctx) == CUDA_SUCCESS;
 }
 
-bool ensure_stream() {
-  if (stream) return true;
-  if (!ensure_context()) return false;
+// Makes accel's stream. Caller holds `lock` with a current context.
+bool make_stream_locked() {
+  if (stream.load(std::memory_order_relaxed)) return true;
   // A blocking stream (not CU_STREAM_NON_BLOCKING): its copies start after
   // work the application queued on the legacy default stream, e.g. the tail
   // of a cudaMemcpy from pageable memory, which returns before its DMA ends.
-  return cu.cuStreamCreate(&stream, CU_STREAM_DEFAULT) == CUDA_SUCCESS;
+  CUstream s = nullptr;
+  CUresult rc = cu.cuStreamCreate(&s, CU_STREAM_DEFAULT);
+  if (rc != CUDA_SUCCESS) {
+    log::debug(1, "accel: cannot create a CUDA stream (%s): copies go on the legacy stream", error_name(rc));
+    return false;
+  }
+  stream.store(s, std::memory_order_release);
+  return true;
+}
+
+// The stream copies go on: accel's own, else (the driver refused to make
+// one) the legacy stream. Either way each copy is waited for on that
+// stream: a plain cuMemcpy would return before a device-to-device copy
+// ends, or before data from pageable memory lands. Caller has a context.
+CUstream copy_stream() {
+  if (CUstream s = stream.load(std::memory_order_acquire)) return s;
+  std::lock_guard<std::mutex> guard(lock);
+  return make_stream_locked() ? stream.load(std::memory_order_relaxed) : CU_STREAM_LEGACY;
 }
 
 // An event from the free list, else a new one (timing off); nullptr when
-// the driver has none to give. Caller holds `lock`; give it back with
-// free_events.push_back once waited for.
+// the driver has none to give. Give it back with give_event once waited for.
 CUevent take_event() {
-  if (!free_events.empty()) {
-    CUevent e = free_events.back();
-    free_events.pop_back();
-    return e;
+  {
+    std::lock_guard<std::mutex> guard(lock);
+    if (!free_events.empty()) {
+      CUevent e = free_events.back();
+      free_events.pop_back();
+      return e;
+    }
   }
   CUevent e = nullptr;
   return cu.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS ? e : nullptr;
 }
 
-// Waits for everything queued on accel's stream, as AXON_ACCEL_COPY_WAIT
-// says. Caller holds `lock`; the stream exists.
-CUresult wait_for_stream() {
-  if (!wait_by_event) return cu.cuStreamSynchronize(stream);
+void give_event(CUevent e) {
+  std::lock_guard<std::mutex> guard(lock);
+  free_events.push_back(e);
+}
+
+// Waits for everything queued on `s` so far, as AXON_ACCEL_COPY_WAIT says.
+// Called without `lock`.
+CUresult wait_for(CUstream s) {
+  if (!wait_by_event) return cu.cuStreamSynchronize(s);
   CUevent e = take_event();
-  if (!e) return cu.cuStreamSynchronize(stream);
-  CUresult rc = cu.cuEventRecord(e, stream);
+  if (!e) return cu.cuStreamSynchronize(s);
+  CUresult rc = cu.cuEventRecord(e, s);
   if (rc == CUDA_SUCCESS) {
     // A short spin covers a copy's few microseconds; past it, give the core
     // to whoever shares it (ranks outnumbering cores).
     Backoff backoff(2000);
     while ((rc = cu.cuEventQuery(e)) == CUDA_ERROR_NOT_READY) backoff.idle();
   } else {
-    rc = cu.cuStreamSynchronize(stream);
+    rc = cu.cuStreamSynchronize(s);
   }
-  free_events.push_back(e);
+  give_event(e);
   return rc;
 }
 
@@ -259,12 +298,12 @@ CUresult wait_for_stream() {
 // the data lands; a receiver that answers FIN early lets the sender reuse
 // a buffer that is still being read. So: the copy on accel's stream (which
 // also starts after the application's legacy-stream work), then a wait.
-// Caller holds `lock` with a current context.
+// Caller has a current context and does not hold `lock`.
 CUresult copy_and_wait(CUdeviceptr dst, CUdeviceptr src, size_t len) {
-  if (!ensure_stream()) return cu.cuMemcpy(dst, src, len);
-  CUresult rc = cu.cuMemcpyAsync(dst, src, len, stream);
+  CUstream s = copy_stream();
+  CUresult rc = cu.cuMemcpyAsync(dst, src, len, s);
   if (rc != CUDA_SUCCESS) return rc;
-  return wait_for_stream();
+  return wait_for(s);
 }
 
 }  // namespace
@@ -274,21 +313,16 @@ std::atomic<int> state{0};
 
 Memory classify_slow(const void* p) {
   if (!started_on()) return Memory::Host;
+  // The stack, the brk heap, the executable, Axon's pinned buffers: host,
+  // whatever the driver holds (host_ranges.cpp says why that is sound).
+  if (known_host(p)) return Memory::Host;
   if (!context_seen.load(std::memory_order_acquire)) {
     // No context anywhere: no device memory can exist yet.
     if (!any_context()) return Memory::Host;
     context_seen.store(true, std::memory_order_release);
   }
-  auto a = reinterpret_cast<uintptr_t>(p);
-  std::lock_guard<std::mutex> guard(lock);
-  const Range& last = cache[cache_last];
-  if (a >= last.begin && a < last.end) return last.kind;
-  for (size_t i = 0; i < kCacheSize; ++i) {
-    if (a >= cache[i].begin && a < cache[i].end) {
-      cache_last = i;
-      return cache[i].kind;
-    }
-  }
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  if (int kind = device_ranges.find(a); kind >= 0) return static_cast<Memory>(kind);
   unsigned memory_type = 0;
   unsigned is_managed = 0;
   CUdeviceptr range_start = 0;
@@ -298,16 +332,19 @@ Memory classify_slow(const void* p) {
                                  CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
                                  CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
   void* values[] = {&memory_type, &is_managed, &range_start, &range_size, &ordinal};
+  // Without the lock: the driver is thread-safe.
   if (cu.cuPointerGetAttributes(5, attrs, values, reinterpret_cast<CUdeviceptr>(p)) != CUDA_SUCCESS)
     return Memory::Host;  // not known to the driver: plain host memory
   Memory kind = Memory::Host;
   if (is_managed) kind = Memory::Managed;
   else if (memory_type == CU_MEMORYTYPE_DEVICE) kind = Memory::Device;
-  if (kind == Memory::Host) return kind;  // host ranges are not cached: malloc reuses them freely
-  if (ordinal >= 0) last_device = ordinal;
+  // Host answers are not cached: host_ranges.cpp says why.
+  if (kind == Memory::Host) return kind;
+  if (ordinal >= 0) last_device.store(ordinal, std::memory_order_relaxed);
   if (range_size > 0) {
-    cache[cache_next] = Range{static_cast<uintptr_t>(range_start), static_cast<uintptr_t>(range_start) + range_size, kind};
-    cache_last = cache_next;
+    std::lock_guard<std::mutex> guard(lock);
+    device_ranges.put(cache_next, static_cast<uintptr_t>(range_start), static_cast<uintptr_t>(range_start) + range_size,
+                      static_cast<int>(kind));
     cache_next = (cache_next + 1) % kCacheSize;
   }
   return kind;
@@ -331,22 +368,21 @@ int copy_async(void* dst, const void* src, size_t len, Event* done) {
     std::memcpy(dst, src, len);
     return 0;
   }
-  std::lock_guard<std::mutex> guard(lock);
-  if (!ensure_stream()) {
-    log::error("accel: no CUDA stream for a copy");
+  if (!ensure_context()) {
+    log::error("accel: no CUDA context for a copy");
     return -1;
   }
-  CUresult rc =
-      cu.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), len, stream);
+  CUstream s = copy_stream();
+  CUresult rc = cu.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), len, s);
   if (rc != CUDA_SUCCESS) {
     log::error("accel: cuMemcpyAsync of %zu bytes failed: %s", len, error_name(rc));
     return -1;
   }
   CUevent e = take_event();
-  if (!e) return cu.cuStreamSynchronize(stream) == CUDA_SUCCESS ? 0 : -1;  // no event: wait for the copy now
-  if (cu.cuEventRecord(e, stream) != CUDA_SUCCESS) {
-    free_events.push_back(e);
-    return cu.cuStreamSynchronize(stream) == CUDA_SUCCESS ? 0 : -1;
+  if (!e) return cu.cuStreamSynchronize(s) == CUDA_SUCCESS ? 0 : -1;  // no event: wait for the copy now
+  if (cu.cuEventRecord(e, s) != CUDA_SUCCESS) {
+    give_event(e);
+    return cu.cuStreamSynchronize(s) == CUDA_SUCCESS ? 0 : -1;
   }
   *done = e;
   return 0;
@@ -354,43 +390,44 @@ int copy_async(void* dst, const void* src, size_t len, Event* done) {
 
 bool event_done(Event e) {
   if (!e) return true;
-  std::lock_guard<std::mutex> guard(lock);
   CUresult rc = cu.cuEventQuery(static_cast<CUevent>(e));
   if (rc == CUDA_ERROR_NOT_READY) return false;
   if (rc != CUDA_SUCCESS) log::error("accel: a device copy failed: %s", error_name(rc));
-  free_events.push_back(static_cast<CUevent>(e));
+  give_event(static_cast<CUevent>(e));
   return true;
 }
 
 void event_wait(Event e) {
   if (!e) return;
-  std::lock_guard<std::mutex> guard(lock);
   CUresult rc = cu.cuEventSynchronize(static_cast<CUevent>(e));
   if (rc != CUDA_SUCCESS) log::error("accel: a device copy failed: %s", error_name(rc));
-  free_events.push_back(static_cast<CUevent>(e));
+  give_event(static_cast<CUevent>(e));
 }
 
 namespace {
-// Caller holds `lock`.
+// Caller holds `lock`. Only the first use of a size class reaches the
+// driver (cuMemAllocHost: not a wait for the GPU).
 void* pinned_alloc_locked(size_t len) {
   size_t cls = pinned_class(len);
   if (cls > kPinnedMaxClass) return std::malloc(len);
-  if (auto it = pinned_pool.find(cls); it != pinned_pool.end()) {
-    void* p = it->second;
-    pinned_pool.erase(it);
-    return p;
-  }
+  if (PinnedClass& pc = pool_of(cls); pc.count > 0) return pc.free[--pc.count];
   void* p = nullptr;
   bool pinned = detail::state.load(std::memory_order_acquire) == 2 && ensure_context() &&
                 cu.cuMemAllocHost(&p, cls) == CUDA_SUCCESS;
   if (!pinned) p = std::malloc(cls);  // still correct, only slower copies
-  if (p) pinned_kind[p] = pinned;
+  if (!p) return nullptr;
+  pinned_kind[p] = pinned;
+  if (pinned) detail::pinned_added(p, cls);
   return p;
 }
 
 void release_pinned(void* p) {
-  if (pinned_kind[p]) cu.cuMemFreeHost(p);
-  else std::free(p);
+  if (pinned_kind[p]) {
+    detail::pinned_removed(p);
+    cu.cuMemFreeHost(p);
+  } else {
+    std::free(p);
+  }
   pinned_kind.erase(p);
 }
 }  // namespace
@@ -405,20 +442,24 @@ void pinned_free(void* p, size_t len) {
   size_t cls = pinned_class(len);
   if (cls > kPinnedMaxClass) return std::free(p);
   std::lock_guard<std::mutex> guard(lock);
-  if (pinned_pool.count(cls) >= kPinnedFreePerClass) return release_pinned(p);
-  pinned_pool.emplace(cls, p);
+  PinnedClass& pc = pool_of(cls);
+  if (pc.count >= kPinnedFreePerClass) return release_pinned(p);
+  pc.free[pc.count++] = p;
 }
 
 namespace {
 // Copies between device memory and ordinary host memory in kBounceChunk
-// pieces through the pinned bounce buffer. Caller holds `lock` with a
-// current context.
+// pieces through a pinned buffer borrowed from the pool. Caller has a
+// current context and does not hold `lock`.
 int copy_bounced(void* dst, const void* src, size_t len, bool to_device) {
-  if (!bounce && !(bounce = pinned_alloc_locked(kBounceChunk))) return -1;
+  const size_t chunk = std::min(len, kBounceChunk);
+  void* bounce = pinned_alloc(chunk);
+  if (!bounce) return -1;
   auto* d = static_cast<uint8_t*>(dst);
   auto* s = static_cast<const uint8_t*>(src);
+  int result = 0;
   for (size_t done = 0; done < len;) {
-    size_t n = std::min(kBounceChunk, len - done);
+    size_t n = std::min(chunk, len - done);
     CUresult rc;
     if (to_device) {
       std::memcpy(bounce, s + done, n);
@@ -428,32 +469,31 @@ int copy_bounced(void* dst, const void* src, size_t len, bool to_device) {
       if (rc == CUDA_SUCCESS) std::memcpy(d + done, bounce, n);
     }
     if (rc != CUDA_SUCCESS) {
-      log::error("accel: copy of %zu bytes through the pinned bounce buffer failed: %s", n, error_name(rc));
-      return -1;
+      log::error("accel: copy of %zu bytes through a pinned bounce buffer failed: %s", n, error_name(rc));
+      result = -1;
+      break;
     }
     done += n;
   }
-  return 0;
+  pinned_free(bounce, chunk);
+  return result;
 }
 
 // Every copy: `host` is the side known to be ordinary host memory (nullptr:
-// unknown, the driver's path), which goes through the bounce buffer when
-// small and not one of Axon's pinned buffers.
+// unknown, the driver's path), which goes through a bounce buffer when
+// small and not inside one of Axon's pinned buffers.
 int copy_checked(void* dst, const void* src, size_t len, const void* host, bool to_device) {
   if (len == 0) return 0;
   if (!started_on()) {
     std::memcpy(dst, src, len);
     return 0;
   }
-  std::lock_guard<std::mutex> guard(lock);
   if (!ensure_context()) {
     log::error("accel: no CUDA context for a copy");
     return -1;
   }
-  if (host && len <= static_cast<size_t>(bounce_param.get())) {
-    auto it = pinned_kind.find(const_cast<void*>(host));
-    if (it == pinned_kind.end() || !it->second) return copy_bounced(dst, src, len, to_device);
-  }
+  if (host && len <= static_cast<size_t>(bounce_param.get()) && !detail::pinned(host))
+    return copy_bounced(dst, src, len, to_device);
   CUresult rc = copy_and_wait(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), len);
   if (rc != CUDA_SUCCESS) {
     log::error("accel: copy of %zu bytes failed: %s", len, error_name(rc));
@@ -476,43 +516,67 @@ bool ipc_enabled() { return ipc_param.get() && cu.cuIpcGetMemHandle && cu.cuIpcO
 
 bool ipc_export(const void* p, IpcHandle* h) {
   if (!started_on() || !ipc_enabled()) return false;
-  std::lock_guard<std::mutex> guard(lock);
+  // The driver's IPC and attribute calls act on the current context.
+  if (!ensure_context()) return false;
+  // One query per message: the allocation's base and size (a handle names a
+  // whole cuMemAlloc allocation) and its buffer id, which tells a new
+  // allocation at the same base (freed and allocated again) from the one
+  // whose handle is cached.
   CUdeviceptr base = 0;
   size_t size = 0;
   unsigned long long buffer_id = 0;
-  // The allocation's own base (a handle names a whole cuMemAlloc allocation).
-  if (cu.cuMemGetAddressRange(&base, &size, reinterpret_cast<CUdeviceptr>(p)) != CUDA_SUCCESS || !base)
+  CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+                                 CU_POINTER_ATTRIBUTE_BUFFER_ID};
+  void* values[] = {&base, &size, &buffer_id};
+  if (cu.cuPointerGetAttributes(3, attrs, values, reinterpret_cast<CUdeviceptr>(p)) != CUDA_SUCCESS || !base)
     return false;
-  CUpointer_attribute attr = CU_POINTER_ATTRIBUTE_BUFFER_ID;
-  void* value = &buffer_id;
-  if (cu.cuPointerGetAttributes(1, &attr, &value, base) != CUDA_SUCCESS) return false;
-  auto it = exports.find(base);
-  // The same base with another buffer id is a new allocation: new handle.
-  if (it == exports.end() || it->second.buffer_id != buffer_id) {
-    CUipcMemHandle mh;
-    CUresult rc = cu.cuIpcGetMemHandle(&mh, base);
-    if (rc != CUDA_SUCCESS) {
-      log::debug(2, "accel: no IPC handle for %p: %s", p, error_name(rc));
-      return false;
+  const uint64_t offset = reinterpret_cast<uintptr_t>(p) - base;
+  {
+    std::lock_guard<std::mutex> guard(lock);
+    if (auto it = exports.find(base); it != exports.end() && it->second.buffer_id == buffer_id) {
+      *h = it->second.handle;
+      h->offset = offset;
+      return true;
     }
-    // Another process will read this allocation with its own copies, which
-    // are not ordered after this process's work on the legacy stream. Make
-    // synchronous copies into the allocation wait for their DMA from now on
-    // (a cudaMemcpy from pageable memory otherwise returns early), and let
-    // anything already queued finish once.
-    if (cu.cuPointerSetAttribute) {
-      unsigned one = 1;
-      cu.cuPointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, base);
-    }
-    cu.cuStreamSynchronize(CU_STREAM_LEGACY);
-    Export e{buffer_id, {}};
-    static_assert(sizeof mh == sizeof e.handle.bytes);
-    std::memcpy(e.handle.bytes, &mh, sizeof mh);
-    e.handle.alloc_size = size;
-    it = exports.insert_or_assign(base, e).first;
   }
-  *h = it->second.handle;
-  h->offset = reinterpret_cast<uintptr_t>(p) - base;
+  // First export of this allocation (outside the lock: it waits for the
+  // legacy stream).
+  CUipcMemHandle mh;
+  CUresult rc = cu.cuIpcGetMemHandle(&mh, base);
+  if (rc != CUDA_SUCCESS) {
+    log::debug(2, "accel: no IPC handle for %p: %s", p, error_name(rc));
+    return false;
+  }
+  // Another process will read this allocation with its own copies, which
+  // are not ordered after this process's work on the legacy stream. Make
+  // synchronous copies into the allocation wait for their DMA from now on
+  // (a cudaMemcpy from pageable memory otherwise returns early), and let
+  // anything already queued finish once. Without either guarantee the peer
+  // could read bytes that have not landed: no IPC then, the message is
+  // staged (the caller's fallback).
+  unsigned one = 1;
+  if (!cu.cuPointerSetAttribute) {
+    log::debug(1, "accel: the driver lacks cuPointerSetAttribute: device messages are staged, not sent by IPC");
+    return false;
+  }
+  if ((rc = cu.cuPointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, base)) != CUDA_SUCCESS) {
+    log::debug(1, "accel: cannot order copies into %p for IPC (SYNC_MEMOPS: %s): staged instead", p, error_name(rc));
+    return false;
+  }
+  if ((rc = cu.cuStreamSynchronize(CU_STREAM_LEGACY)) != CUDA_SUCCESS) {
+    log::debug(1, "accel: cannot wait for the legacy stream before exporting %p: %s", p, error_name(rc));
+    return false;
+  }
+  Export e{buffer_id, {}};
+  static_assert(sizeof mh == sizeof e.handle.bytes);
+  std::memcpy(e.handle.bytes, &mh, sizeof mh);
+  e.handle.alloc_size = size;
+  {
+    std::lock_guard<std::mutex> guard(lock);
+    exports.insert_or_assign(base, e);
+  }
+  *h = e.handle;
+  h->offset = offset;
   return true;
 }
 
@@ -549,7 +613,6 @@ int dmabuf_fd(const void* p, size_t len, uint64_t* offset) {
   if (!started_on() || !cu.cuMemGetHandleForAddressRange || !cu.cuDeviceGetAttribute) return -1;
   // Only cuMemAlloc memory (not managed, not host) can be exported.
   if (classify(p) != Memory::Device) return -1;
-  std::lock_guard<std::mutex> guard(lock);
   if (!ensure_context()) return -1;
   // The whole allocation is exported (page-rounded): one fd serves every
   // buffer in it, and the driver wants page-aligned ranges anyway.
@@ -594,22 +657,22 @@ size_t staging_chunk() {
 void finalize() {
   if (detail::state.load(std::memory_order_acquire) != 2) return;
   if (detail::finalize_hook) detail::finalize_hook();  // the GPU kernels; takes the lock itself
+  CUstream s = stream.exchange(nullptr, std::memory_order_acq_rel);
+  if (s) cu.cuStreamSynchronize(s);  // before the lock: a wait
   std::lock_guard<std::mutex> guard(lock);
   if (cu.cuIpcCloseMemHandle)
     for (auto& [key, mapping] : opened) cu.cuIpcCloseMemHandle(mapping.base);
   opened.clear();
   exports.clear();
-  for (auto& [len, p] : pinned_pool) release_pinned(p);
-  pinned_pool.clear();
-  if (bounce) release_pinned(bounce);
-  bounce = nullptr;
+  for (PinnedClass& pc : pinned_pool) {
+    while (pc.count > 0) release_pinned(pc.free[--pc.count]);
+  }
   pinned_kind.clear();
-  if (stream) cu.cuStreamSynchronize(stream);
   for (CUevent e : free_events) cu.cuEventDestroy(e);
   free_events.clear();
-  if (stream) cu.cuStreamDestroy(stream);
-  stream = nullptr;
-  cache = {};
+  if (s) cu.cuStreamDestroy(s);
+  device_ranges.clear();
+  cache_next = 0;
 }
 
 // ---- for the GPU kernels (driver.h, kernels.cpp) ---------------------------
@@ -634,11 +697,11 @@ std::unique_lock<std::mutex> lock_stream(CUstream* s, CUcontext* context) {
   *context = nullptr;
   if (!started_on()) return guard;
   guard.lock();
-  if (!ensure_stream() || cu.cuCtxGetCurrent(context) != CUDA_SUCCESS || !*context) {
+  if (!ensure_context() || !make_stream_locked() || cu.cuCtxGetCurrent(context) != CUDA_SUCCESS || !*context) {
     guard.unlock();
     return guard;
   }
-  *s = stream;
+  *s = stream.load(std::memory_order_relaxed);
   return guard;
 }
 

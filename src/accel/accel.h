@@ -9,11 +9,15 @@
 // (configure --with-cuda=no) compiles classify() to a constant.
 //
 // Cost on the hot path: classify() of any pointer is one relaxed load and
-// a branch while accel is off (or not yet started). When a driver is loaded
-// but no CUDA context exists in the process, a pointer costs one
-// cuCtxGetCurrent call plus a primary-context query per device; once a context exists,
-// device ranges are answered from a small range cache and other pointers by
-// one cuPointerGetAttributes call.
+// a branch while accel is off (or not yet started). Once a driver is
+// loaded, memory the process itself keeps mapped (the calling thread's
+// stack, the brk heap, the executable's segments, Axon's pinned buffers) is
+// host memory without a driver call or a lock (host_ranges.cpp says why
+// that is sound when memory is freed and comes back as device memory).
+// Other pointers: while no CUDA context exists in the process, one
+// cuCtxGetCurrent call plus a primary-context query per device; once one
+// exists, device ranges come from a small lock-free range cache and the
+// rest cost one cuPointerGetAttributes call (without accel's lock).
 #pragma once
 
 #include <atomic>
@@ -47,6 +51,12 @@ inline bool on_device(const void* p) { return classify(p) != Memory::Host; }
 
 // Whether a driver with at least one device was loaded (starts accel).
 bool available();
+// The MPI memory allocation kinds this process supports (the
+// mpi_memory_alloc_kinds info value): CUDA's three once the driver and a
+// device are usable.
+inline const char* memory_alloc_kinds() {
+  return available() ? "mpi,system,cuda:device,cuda:managed,cuda:host" : "mpi,system";
+}
 // Why accel is off, for diagnostics ("" while on or not started).
 const char* why_off();
 

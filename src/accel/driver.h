@@ -15,7 +15,8 @@ void* driver_symbol(const char* name);
 // Takes accel's lock, makes a context current on this thread (the
 // application's, else the primary context of the last device seen) and
 // returns accel's stream and that context. When either step fails the
-// returned lock is already released (owns_lock() is false).
+// returned lock is already released (owns_lock() is false). Release it
+// before waiting for the stream: nothing that waits for the GPU may hold it.
 std::unique_lock<std::mutex> lock_stream(CUstream* stream, CUcontext* context);
 
 // Set by kernels.cpp once it holds GPU resources; accel::finalize calls it

@@ -2,8 +2,9 @@
 // whenever CUDA is on; without an embedded fatbin (no nvcc at build time)
 // available() is simply false.
 //
-// Everything here runs under accel's lock (detail::lock_stream), which also
-// serialises the launches with accel's copies on the same stream.
+// Kernel state (module, layouts, scratch pool) is touched under accel's lock
+// (detail::lock_stream); launches are made under it and waited for after it
+// is released, so no other thread's MPI call waits for a kernel.
 #include "accel/kernels.h"
 
 #include <algorithm>
@@ -260,9 +261,13 @@ unsigned grid_for(unsigned long long threads_needed) {
   return static_cast<unsigned>(std::clamp<unsigned long long>(blocks, 1, kMaxBlocks));
 }
 
-// Launches and waits. Caller holds accel's lock.
-int launch(CUfunction f, unsigned grid, CUstream stream, void** params, const char* what) {
+// Launches under accel's lock (`guard`), releases it, then waits: another
+// thread's MPI call must not wait for this kernel too. The stream lives
+// until finalize, so it outlives the lock.
+int launch(CUfunction f, unsigned grid, CUstream stream, void** params, const char* what,
+           std::unique_lock<std::mutex>& guard) {
   CUresult rc = cu.cuLaunchKernel(f, grid, 1, 1, kThreads, 1, 1, 0, stream, params, nullptr);
+  guard.unlock();
   if (rc == CUDA_SUCCESS) rc = cu.cuStreamSynchronize(stream);
   if (rc != CUDA_SUCCESS) {
     log::error("accel: GPU kernel %s failed: %s", what, error_name(rc));
@@ -295,6 +300,7 @@ int copy_synchronous(void* dst, const void* src, size_t len) {
     }
     if (memcpy_async && stream_sync) {
       CUresult rc = memcpy_async(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), len, stream);
+      guard.unlock();  // the wait runs without accel's lock
       if (rc == CUDA_SUCCESS) rc = stream_sync(stream);
       if (rc == CUDA_SUCCESS) return 0;
       log::error("accel: device-to-device copy of %zu bytes failed: %s", len, error_name(rc));
@@ -328,8 +334,7 @@ int pack_or_unpack(bool do_pack, void* dst, const void* src, size_t count, const
   unsigned long long work = l.units * l.piece_count;
   unsigned grid = grid_for(per_thread ? work : work * 32);
   void* params[] = {&dst, const_cast<void**>(&src), &l, &per_thread};
-  int rc = launch(do_pack ? pack_fn : unpack_fn, grid, stream, params, do_pack ? "pack" : "unpack");
-  guard.unlock();
+  int rc = launch(do_pack ? pack_fn : unpack_fn, grid, stream, params, do_pack ? "pack" : "unpack", guard);
   if (rc == 0) gpu_packs.add();
   return rc;
 }
@@ -431,8 +436,7 @@ int reduce(const Op& op, const void* in, void* inout, size_t count, const Dataty
     int opc = code;
     unsigned long long elements = n;
     void* params[] = {&inout, const_cast<void**>(&in), &elements, &opc};
-    int rc = launch(reduce_fn[s], grid_for(n), stream, params, "reduce");
-    guard.unlock();
+    int rc = launch(reduce_fn[s], grid_for(n), stream, params, "reduce", guard);
     if (rc == 0) gpu_reductions.add();
     return rc;
   }
@@ -455,8 +459,7 @@ int reduce(const Op& op, const void* in, void* inout, size_t count, const Dataty
   if (l.piece_count == 0) return 0;
   int opc = code;
   void* params[] = {&inout, const_cast<void**>(&in), &l, &opc};
-  int rc = launch(reduce_layout_fn[s], grid_for(l.units * l.piece_count * 32), stream, params, "reduce (layout)");
-  guard.unlock();
+  int rc = launch(reduce_layout_fn[s], grid_for(l.units * l.piece_count * 32), stream, params, "reduce (layout)", guard);
   if (rc == 0) gpu_reductions.add();
   return rc;
 }

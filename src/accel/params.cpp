@@ -26,4 +26,10 @@ SizeParam bounce_param{"AXON_ACCEL_BOUNCE_LIMIT", 1024 * 1024,
                        "Copies between device memory and ordinary (pageable) host memory up to this size go "
                        "through a pinned bounce buffer instead of the driver's pageable path"};
 
+// Read by axon_info --doctor (src/tools/doctor.cpp), declared here with the
+// other GPU parameters because parameters live in the library.
+StringParam doctor_root_param{"AXON_DOCTOR_ROOT", "",
+                              "axon_info --doctor reads /sys and /proc under this folder instead (tests describe a "
+                              "machine's GPUs, NICs and PCIe tree with it)"};
+
 }  // namespace axon::accel

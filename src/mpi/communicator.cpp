@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "accel/accel.h"
 #include "coll/coll.h"
 #include "mpi/api.h"
 #include "mpi/attributes.h"
@@ -699,6 +700,9 @@ AXON_API(int, MPI_Comm_get_info, (MPI_Comm comm, MPI_Info* info_used)) {
   Info* i = info_new();
   if (!i) return raise(c, MPI_ERR_NO_MEM, "MPI_Comm_get_info");
   i->entries = c->hints;
+  // The memory allocation kinds this process supports (CUDA's with a usable
+  // driver and device), unless the communicator was given its own value.
+  if (!i->find("mpi_memory_alloc_kinds")) i->set("mpi_memory_alloc_kinds", accel::memory_alloc_kinds());
   *info_used = info_handle(i);
   return MPI_SUCCESS;
 }

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "accel/accel.h"
 #include "mpi/api.h"
 #include "mpi/group.h"
 #include "mpi/info.h"
@@ -199,8 +200,9 @@ AXON_API(int, MPI_Session_get_info, (MPI_Session session, MPI_Info* info_used)) 
   if (!info_used) return session_raise(s, MPI_ERR_ARG, fn, "info_used is NULL");
   Info* out = info_new();
   out->set("thread_level", thread_level_name(s->thread_level));
-  // MPI 5.0 memory allocation kinds: ordinary and MPI_Alloc_mem memory.
-  out->set("mpi_memory_alloc_kinds", "mpi,system");
+  // MPI 5.0 memory allocation kinds: ordinary and MPI_Alloc_mem memory,
+  // and CUDA's when the driver and a device are usable (src/accel).
+  out->set("mpi_memory_alloc_kinds", accel::memory_alloc_kinds());
   *info_used = info_handle(out);
   return MPI_SUCCESS;
 }

@@ -27,7 +27,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <string_view>
+#include <vector>
 
 #include "accel/accel.h"
 #include "accel/kernels.h"
@@ -82,11 +84,37 @@ struct DeviceState {
   uint8_t* recv_chunk = nullptr;
   size_t recv_begin = 0;
   size_t recv_fill = 0;
+  // Eager send: the pinned copy of the message that r->staging points to
+  // (from accel's pool; handed back, and r->staging cleared, at completion).
+  void* eager = nullptr;
+  size_t eager_len = 0;
 };
 
+// States are reused: an eager device message must not cost a malloc.
+std::mutex free_states_mutex;
+std::vector<DeviceState*> free_states;
+constexpr size_t kFreeStates = 64;
+
 DeviceState* state_of(Request* r) {
-  if (!r->device_state) r->device_state = new DeviceState;
+  if (!r->device_state) {
+    DeviceState* s = nullptr;
+    {
+      std::lock_guard<std::mutex> guard(free_states_mutex);
+      if (!free_states.empty()) {
+        s = free_states.back();
+        free_states.pop_back();
+      }
+    }
+    r->device_state = s ? s : new DeviceState;
+  }
   return static_cast<DeviceState*>(r->device_state);
+}
+
+void release_state(DeviceState* s) {
+  *s = DeviceState{};
+  std::lock_guard<std::mutex> guard(free_states_mutex);
+  if (free_states.size() < kFreeStates) free_states.push_back(s);
+  else delete s;
 }
 
 // Bytes [lo, hi) relative to the buffer that `count` items touch.
@@ -224,7 +252,12 @@ void device_complete(Request* r) {
     std::free(s->shadow);
     r->buffer = s->user_buffer;  // persistent requests start again from the user's buffer
   }
-  delete s;
+  if (s->eager) {
+    // Before the PML would free() it: the copy is accel's pinned memory.
+    if (r->staging == s->eager) r->staging = nullptr;
+    accel::pinned_free(s->eager, s->eager_len);
+  }
+  release_state(s);
   r->device_state = nullptr;
 }
 
@@ -237,10 +270,18 @@ size_t device_eager_limit(const Request* r, const btl::Transport* t) {
   return std::min(t->caps().eager_limit, accel::eager_limit());
 }
 
+// The host copy of an eager device message is a pinned buffer from accel's
+// pool, not malloc'ed memory: no allocation per message, and the device
+// copies straight into it (a bounce buffer would add a second host copy).
+// The request's completion hands it back (device_complete) before the PML
+// frees r->staging; a send request is never released before it completes.
 int device_stage_eager(Request* r) {
   if (r->staging || r->length == 0) return kOk;
-  r->staging = static_cast<uint8_t*>(std::malloc(r->length));
-  if (!r->staging) return kNoMemory;
+  DeviceState* s = state_of(r);
+  s->eager = accel::pinned_alloc(r->length);
+  if (!s->eager) return kNoMemory;
+  s->eager_len = r->length;
+  r->staging = static_cast<uint8_t*>(s->eager);
   if (accel::copy_to_host(r->staging, r->buffer, r->length) != 0) return kInternal;
   device_eager.add();
   return kOk;

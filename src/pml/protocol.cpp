@@ -297,13 +297,15 @@ void deliver(Request* r, Message& m, const void* payload, size_t payload_len) {
       return;
     }
   } else if (r->device && t->caps().can_get && m.readable && !m.segment) {
-    // Host sender, GPU receiver: one read into host memory, one copy up.
-    uint8_t* bounce = n ? static_cast<uint8_t*>(malloc(n)) : nullptr;
+    // Host sender, GPU receiver: one read into host memory, one copy up,
+    // through a pinned buffer of accel's pool (no allocation per message,
+    // and the copy up runs at the bus's speed).
+    uint8_t* bounce = n ? static_cast<uint8_t*>(accel::pinned_alloc(n)) : nullptr;
     if (n && !bounce) r->error = MPI_ERR_NO_MEM;
     if (n && r->error == MPI_SUCCESS && (t->get(m.source_world, bounce, m.address, m.key, n) != kOk ||
                                          accel::copy_from_host(r->buffer, bounce, n) != 0))
       r->error = MPI_ERR_OTHER;
-    free(bounce);
+    if (bounce) accel::pinned_free(bounce, n);
     r->bytes = n;
     send_reply(m.source_world, kAmFin, m.sender_request, 0);
     finish_recv(r);

@@ -4,7 +4,7 @@
 //                        CUDA, PMIx and hwloc versions, Fortran bindings
 //   axon_info --params   every AXON_* parameter with its default and meaning
 //   axon_info --counters every performance counter (MPI_T performance variable)
-//   axon_info --doctor   RDMA readiness of this node (doctor.cpp)
+//   axon_info --doctor   RDMA and GPU readiness of this node (doctor.cpp)
 // The usage text is also the man page (src/tools/gen-man.sh).
 #include <mpi.h>
 
@@ -48,7 +48,8 @@ void usage() {
       "Options:\n"
       "  --params      list every AXON_* environment parameter, its default and meaning\n"
       "  --counters    list the performance counters a running job keeps (MPI_T pvars)\n"
-      "  --doctor      check this node for RDMA: devices, ports, GIDs, MTU, ulimit -l, NUMA\n"
+      "  --doctor      check this node for RDMA (devices, ports, GIDs, MTU, ulimit -l, NUMA) and GPUs\n"
+      "                (driver, devices, peer access, dma-buf, nvidia_peermem, MPS, GPU-NIC distances)\n"
       "  --version     print the version\n"
       "  -h, --help    print this text\n"
       "\n"

@@ -1,10 +1,12 @@
-// axon_info --doctor (src/tools/doctor.cpp): RDMA readiness of this node.
+// axon_info --doctor (src/tools/doctor.cpp): RDMA and GPU readiness of this node.
 #pragma once
 
 #include <string>
 
 // Prints devices, ports, GIDs, MTU, locked-memory limit, huge pages and NUMA
-// distances, with [WARN] lines for problems. Returns the exit status.
+// distances, then the GPUs (driver, peer access, dma-buf, nvidia_peermem,
+// MPS, ranks per GPU, GPU-NIC PCIe/NUMA distances), with [WARN] lines for
+// problems. Returns the exit status.
 int run_doctor();
 
 // One line for axon_info's summary: the RDMA devices libibverbs finds here and

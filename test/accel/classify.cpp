@@ -6,10 +6,21 @@
 //                       cache, copies, async copies, IPC export
 //   classify nodevice   the fake with FAKE_CUDA_DEVICES=0: accel off
 //   classify none       no driver at all: accel off, host path
+//   classify nostream   the fake refusing to create streams: copies still
+//                       complete (on the legacy stream, waited for)
 //   classify timing     (with the fake) prints the cost of classify() on a
 //                       host pointer: accel off, driver without context,
 //                       driver with context; no assertions
+// The "fake" mode also checks the steady-state costs (driver calls counted
+// per entry point by the fake): host memory classified without the driver,
+// one query per IPC export, no wait for the GPU under accel's lock.
+#include <sys/mman.h>
+#include <ucontext.h>
+
 #include <chrono>
+#include <future>
+#include <map>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -45,6 +56,171 @@ template <class F> F sym(void* lib, const char* name) {
 }
 
 using namespace axon;
+
+// The fake's per-entry-point call counts (fake_cuda_calls).
+using Calls = std::map<std::string, unsigned long>;
+Calls calls_now(void* lib) {
+  auto calls = sym<int (*)(const char**, unsigned long*, int)>(lib, "fake_cuda_calls");
+  const char* names[128];
+  unsigned long counts[128];
+  int n = std::min(calls(names, counts, 128), 128);
+  Calls c;
+  for (int i = 0; i < n; ++i) c[names[i]] = counts[i];
+  return c;
+}
+// The calls made since `before` (entry points called at least once).
+Calls calls_since(void* lib, const Calls& before) {
+  Calls d;
+  for (const auto& [name, n] : calls_now(lib))
+    if (auto it = before.find(name); n > (it == before.end() ? 0 : it->second))
+      d[name] = n - (it == before.end() ? 0 : it->second);
+  return d;
+}
+std::string text(const Calls& c) {
+  std::string t;
+  for (const auto& [name, n] : c) t += (t.empty() ? "" : " ") + name + "=" + std::to_string(n);
+  return t.empty() ? "none" : t;
+}
+
+// Host memory of every kind Axon vouches for (stack, brk heap, executable,
+// its own pinned buffers) classified without a single driver call, in this
+// thread and another one; and memory Axon cannot vouch for (unmapped, then
+// given to the driver at the same address) asked again, so it comes back
+// as device memory.
+void host_without_driver(void* lib) {
+  auto mem_alloc = sym<CUresult (*)(CUdeviceptr*, size_t)>(lib, "cuMemAlloc_v2");
+  auto mem_free = sym<CUresult (*)(CUdeviceptr)>(lib, "cuMemFree_v2");
+  static char in_image[256];
+  char on_stack[256];
+  std::vector<char> on_heap(256);
+  void* axon_pinned = accel::pinned_alloc(8192);
+  Calls before = calls_now(lib);
+  for (int i = 0; i < 1000; ++i) {
+    EXPECT(accel::classify(in_image + i % 256) == accel::Memory::Host);
+    EXPECT(accel::classify(on_stack + i % 256) == accel::Memory::Host);
+    EXPECT(accel::classify(on_heap.data() + i % 256) == accel::Memory::Host);
+    EXPECT(accel::classify(static_cast<char*>(axon_pinned) + i) == accel::Memory::Host);
+  }
+  Calls made = calls_since(lib, before);
+  std::printf("host classify x4000 (image, stack, heap, Axon's pinned buffer): driver calls: %s\n", text(made).c_str());
+  EXPECT(made.empty());
+  before = calls_now(lib);
+  std::thread([&] {
+    char its_stack[64];
+    for (int i = 0; i < 100; ++i) {
+      EXPECT(accel::classify(its_stack) == accel::Memory::Host);
+      EXPECT(accel::classify(on_heap.data()) == accel::Memory::Host);
+    }
+  }).join();
+  made = calls_since(lib, before);
+  std::printf("another thread, its stack and the heap x200: driver calls: %s\n", text(made).c_str());
+  EXPECT(made.empty());
+  accel::pinned_free(axon_pinned, 8192);
+
+  // Host memory Axon cannot vouch for: asked every time. Unmapped, its
+  // addresses become device memory (the fake places the allocation there,
+  // as a driver may): a cache of host answers would now be wrong.
+  const size_t len = 1 << 20;
+  void* h = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  EXPECT(h != MAP_FAILED);
+  before = calls_now(lib);
+  EXPECT(accel::classify(h) == accel::Memory::Host);
+  EXPECT(accel::classify(h) == accel::Memory::Host);
+  made = calls_since(lib, before);
+  EXPECT(made["cuPointerGetAttributes"] == 2 && made.size() == 1);
+  munmap(h, len);
+  char at[32];
+  std::snprintf(at, sizeof at, "%llx", static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(h)));
+  setenv("FAKE_CUDA_ALLOC_AT", at, 1);
+  CUdeviceptr again = 0;
+  EXPECT(mem_alloc(&again, len) == CUDA_SUCCESS);
+  unsetenv("FAKE_CUDA_ALLOC_AT");
+  EXPECT(reinterpret_cast<void*>(again) == h);
+  EXPECT(accel::classify(h) == accel::Memory::Device);
+
+  // Code running on a stack of its own (a coroutine's, mapped after the
+  // device memory, so below it): the thread's stack range must not reach
+  // from there up to the thread's stack and take the device memory in.
+  const size_t stack_len = 256 << 10;
+  void* stack = MAP_FAILED;
+  for (size_t below = 16; stack == MAP_FAILED && below < 4096; below *= 2)
+    stack = mmap(static_cast<char*>(h) - below * stack_len, stack_len, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  EXPECT(stack != MAP_FAILED && stack < h);
+  static ucontext_t main_ctx, co_ctx;
+  static void* device_ptr;
+  static bool device_seen;
+  device_ptr = h;
+  device_seen = false;
+  getcontext(&co_ctx);
+  co_ctx.uc_stack.ss_sp = stack;
+  co_ctx.uc_stack.ss_size = stack_len;
+  co_ctx.uc_link = &main_ctx;
+  makecontext(&co_ctx, [] { device_seen = accel::classify(device_ptr) == accel::Memory::Device; }, 0);
+  swapcontext(&main_ctx, &co_ctx);
+  EXPECT(device_seen);
+  munmap(stack, stack_len);
+  mem_free(again);
+}
+
+// The driver's IPC calls act on the current context, and a failed ordering
+// call means no export (the message is staged). In steady state an export
+// costs one pointer query.
+void ipc_export_checks(void* lib) {
+  auto mem_alloc = sym<CUresult (*)(CUdeviceptr*, size_t)>(lib, "cuMemAlloc_v2");
+  auto mem_free = sym<CUresult (*)(CUdeviceptr)>(lib, "cuMemFree_v2");
+  CUdeviceptr x = 0, y = 0;
+  EXPECT(mem_alloc(&x, 8192) == CUDA_SUCCESS && mem_alloc(&y, 8192) == CUDA_SUCCESS);
+  accel::IpcHandle hx{}, hy{};
+  bool exported = false;
+  std::thread([&] { exported = accel::ipc_export(reinterpret_cast<void*>(x), &hx); }).join();  // no context there
+  EXPECT(exported);
+  setenv("FAKE_CUDA_SYNC_MEMOPS", "0", 1);
+  EXPECT(!accel::ipc_export(reinterpret_cast<void*>(y), &hy));
+  unsetenv("FAKE_CUDA_SYNC_MEMOPS");
+  EXPECT(accel::ipc_export(reinterpret_cast<void*>(y), &hy));
+  Calls before = calls_now(lib);
+  for (int i = 0; i < 100; ++i) EXPECT(accel::ipc_export(reinterpret_cast<char*>(y) + 64, &hy) && hy.offset == 64);
+  Calls made = calls_since(lib, before);
+  std::printf("ipc_export x100 (cached handle): driver calls: %s\n", text(made).c_str());
+  EXPECT(made["cuPointerGetAttributes"] == 100);
+  made.erase("cuPointerGetAttributes");
+  made.erase("cuCtxGetCurrent");
+  EXPECT(made.empty());
+  mem_free(x);
+  mem_free(y);
+}
+
+// While one thread waits for its copy (the fake's gate holds the wait),
+// another thread can classify a device pointer never seen (which records
+// its range under accel's lock) and take a pinned buffer (the pool, under
+// the lock): no wait for the GPU holds the lock.
+void no_wait_under_lock(void* lib) {
+  auto mem_alloc = sym<CUresult (*)(CUdeviceptr*, size_t)>(lib, "cuMemAlloc_v2");
+  auto mem_free = sym<CUresult (*)(CUdeviceptr)>(lib, "cuMemFree_v2");
+  auto gate = sym<int (*)(int)>(lib, "fake_cuda_gate");
+  CUdeviceptr a = 0, b = 0, fresh = 0;
+  EXPECT(mem_alloc(&a, 4096) == CUDA_SUCCESS && mem_alloc(&b, 4096) == CUDA_SUCCESS &&
+         mem_alloc(&fresh, 4096) == CUDA_SUCCESS);
+  gate(1);
+  std::thread copier([&] { EXPECT(accel::copy(reinterpret_cast<void*>(a), reinterpret_cast<void*>(b), 4096) == 0); });
+  for (int i = 0; i < 50000 && gate(-1) == 0; ++i) usleep(100);
+  EXPECT(gate(-1) > 0);  // the copier waits for its copy now
+  auto other = std::async(std::launch::async, [&] {
+    bool ok = accel::classify(reinterpret_cast<void*>(fresh)) == accel::Memory::Device;
+    void* p = accel::pinned_alloc(4096);
+    accel::pinned_free(p, 4096);
+    return ok && p;
+  });
+  bool done = other.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  std::printf("another thread's classify and pinned_alloc while a copy waits: %s\n",
+              done ? "done at once" : "BLOCKED (a wait holds accel's lock)");
+  EXPECT(done);
+  gate(0);
+  copier.join();
+  EXPECT(other.get());
+  for (CUdeviceptr p : {a, b, fresh}) mem_free(p);
+}
 
 // The fake driver's emulation of Axon's kernels, through the driver API
 // alone: a pack launched on a stream runs only when that stream
@@ -207,6 +383,33 @@ int main(int argc, char** argv) {
     if (!lib) return 1;
     return fake_kernels(lib);
   }
+  if (mode == "nostream") {
+    // The driver refuses a stream: a copy from pageable memory still lands
+    // before accel::copy returns (a plain cuMemcpy would return first).
+    setenv("FAKE_CUDA_STREAMS", "0", 1);
+    void* lib = dlopen(lib_path.c_str(), RTLD_NOW);
+    if (!lib) return 1;
+    auto stats = sym<void (*)(fake_cuda_stats*)>(lib, "fake_cuda_stats");
+    auto retain = sym<CUresult (*)(CUcontext*, CUdevice)>(lib, "cuDevicePrimaryCtxRetain");
+    auto set_current = sym<CUresult (*)(CUcontext)>(lib, "cuCtxSetCurrent");
+    auto mem_alloc = sym<CUresult (*)(CUdeviceptr*, size_t)>(lib, "cuMemAlloc_v2");
+    CUcontext ctx = nullptr;
+    int probe = 0;
+    EXPECT(accel::classify(&probe) == accel::Memory::Host && accel::available());
+    EXPECT(retain(&ctx, 0) == CUDA_SUCCESS && set_current(ctx) == CUDA_SUCCESS);
+    CUdeviceptr d = 0;
+    EXPECT(mem_alloc(&d, 1 << 16) == CUDA_SUCCESS);
+    std::vector<char> src(1 << 16), back(1 << 16);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<char>(i * 13 + 1);
+    EXPECT(accel::copy(reinterpret_cast<void*>(d), src.data(), src.size()) == 0);
+    fake_cuda_stats st{};
+    stats(&st);
+    std::printf("after the copy: %lu pageable write(s) not landed\n", st.pending_writes);
+    EXPECT(st.pending_writes == 0);
+    EXPECT(accel::copy(back.data(), reinterpret_cast<void*>(d), back.size()) == 0 && back == src);
+    std::printf("%s\n", failures ? "FAILED" : "ok: copies without a stream are waited for");
+    return failures ? 1 : 0;
+  }
   if (mode == "nodevice") {
     int x = 0;
     EXPECT(accel::classify(&x) == accel::Memory::Host);
@@ -328,6 +531,10 @@ int main(int argc, char** argv) {
     stats(&st);
     EXPECT(st.dmabuf_exports == 1);
   }
+
+  host_without_driver(lib);
+  ipc_export_checks(lib);
+  no_wait_under_lock(lib);
 
   accel::finalize();
   for (auto m : many) mem_free(m);

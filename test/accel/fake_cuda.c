@@ -26,13 +26,20 @@
  * reading it through IPC, as on a GPU. CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on an
  * allocation makes such copies into it complete before they return.
  *
- * Axon's GPU kernels are emulated on the host (see "GPU kernels" below:
+ * Axon's GPU kernels are emulated on the host (fake_cuda_kernels.inc:
  * module load, function handles, launches that run in stream order), and
  * a dma-buf export hands out a duplicate of an allocation's memfd.
  *
  * FAKE_CUDA_DEVICES=0 makes the fake report no device (cuInit fails like a
- * driver without GPU); FAKE_CUDA_KERNELS=0 makes it refuse the kernel
- * module, FAKE_CUDA_DMABUF=0 deny dma-buf support. */
+ * driver without GPU), N > 1 several devices (fake_cuda_devices.c: names,
+ * UUIDs, PCI addresses, peer access for axon_info --doctor);
+ * FAKE_CUDA_KERNELS=0 makes it refuse the kernel module, FAKE_CUDA_DMABUF=0
+ * deny dma-buf support, FAKE_CUDA_STREAMS=0 refuse to create streams,
+ * FAKE_CUDA_SYNC_MEMOPS=0 refuse CU_POINTER_ATTRIBUTE_SYNC_MEMOPS. As the
+ * real driver, calls that act on "the current context" (allocations,
+ * copies, IPC handles, pointer attributes, the legacy stream) fail with
+ * CUDA_ERROR_INVALID_CONTEXT on a thread without one. Every entry point
+ * counts its calls (fake_cuda_calls). */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <fcntl.h>
@@ -44,7 +51,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define EXPORT __attribute__((visibility("default")))
+#include "fake_cuda_internal.h"
 
 /* Counters the tests read through fake_cuda_stats(). */
 #include "fake_cuda_stats.h"
@@ -138,21 +145,42 @@ static void remove_locked(struct alloc *gone)
     }
 }
 
-static int devices(void)
+static int devices(void) { return fake_devices(); }
+int fake_devices(void) { return fake_knob("FAKE_CUDA_DEVICES", 1); }
+int fake_initialized(void) { return initialized; }
+int fake_knob(const char *name, int fallback)
 {
-    const char *e = getenv("FAKE_CUDA_DEVICES");
-    return e ? atoi(e) : 1;
+    const char *e = getenv(name);
+    return e && *e ? atoi(e) : fallback;
+}
+
+unsigned long fake_calls[FAKE_CALL_COUNT];
+#define FAKE_CALL_NAME(name) #name,
+static const char *const fake_call_names[FAKE_CALL_COUNT] = {FAKE_CUDA_CALLS(FAKE_CALL_NAME)};
+
+/* The per-entry-point call counts: fills names[] and counts[] (up to max
+ * entries) and returns how many entry points there are. */
+EXPORT int fake_cuda_calls(const char **names, unsigned long *counts, int max)
+{
+    for (int i = 0; i < FAKE_CALL_COUNT && i < max; i++) {
+        names[i] = fake_call_names[i];
+        counts[i] = __atomic_load_n(&fake_calls[i], __ATOMIC_RELAXED);
+    }
+    return FAKE_CALL_COUNT;
 }
 
 EXPORT void fake_cuda_stats(struct fake_cuda_stats *out)
 {
     pthread_mutex_lock(&mu);
     *out = stats;
+    out->pending_writes = 0;
+    for (struct pending_write *w = pending_head; w; w = w->next) out->pending_writes++;
     pthread_mutex_unlock(&mu);
 }
 
 EXPORT CUresult cuInit(unsigned flags)
 {
+    COUNT(cuInit);
     (void)flags;
     if (devices() <= 0)
         return CUDA_ERROR_NO_DEVICE;
@@ -160,10 +188,9 @@ EXPORT CUresult cuInit(unsigned flags)
     return CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuDriverGetVersion(int *v) { *v = 13000; return CUDA_SUCCESS; }
-
 EXPORT CUresult cuDeviceGetCount(int *n)
 {
+    COUNT(cuDeviceGetCount);
     if (!initialized) return CUDA_ERROR_NOT_INITIALIZED;
     *n = devices();
     return CUDA_SUCCESS;
@@ -171,17 +198,19 @@ EXPORT CUresult cuDeviceGetCount(int *n)
 
 EXPORT CUresult cuDeviceGet(CUdevice *d, int ordinal)
 {
+    COUNT(cuDeviceGet);
     if (!initialized) return CUDA_ERROR_NOT_INITIALIZED;
     if (ordinal < 0 || ordinal >= devices()) return CUDA_ERROR_INVALID_DEVICE;
     *d = ordinal;
     return CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuCtxGetCurrent(CUcontext *c) { *c = current; return CUDA_SUCCESS; }
-EXPORT CUresult cuCtxSetCurrent(CUcontext c) { current = c; return CUDA_SUCCESS; }
+EXPORT CUresult cuCtxGetCurrent(CUcontext *c) { COUNT(cuCtxGetCurrent); *c = current; return CUDA_SUCCESS; }
+EXPORT CUresult cuCtxSetCurrent(CUcontext c) { COUNT(cuCtxSetCurrent); current = c; return CUDA_SUCCESS; }
 
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 {
+    COUNT(cuDevicePrimaryCtxRetain);
     (void)d;
     if (!initialized) return CUDA_ERROR_NOT_INITIALIZED;
     primary_active = 1;
@@ -191,6 +220,7 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 
 EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned *flags, int *active)
 {
+    COUNT(cuDevicePrimaryCtxGetState);
     (void)d;
     *flags = 0;
     *active = primary_active;
@@ -201,6 +231,18 @@ EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned *flags, int *act
  * read-write view of one memfd. */
 static int map_twice(int fd, size_t len, int cpu_accessible, void **app, void **rw)
 {
+    /* FAKE_CUDA_ALLOC_AT=<hex address>: the application's view goes there
+     * (a test re-using addresses of host memory it has just unmapped). */
+    const char *at = getenv("FAKE_CUDA_ALLOC_AT");
+    void *hint = at && *at ? (void *)(uintptr_t)strtoull(at, NULL, 16) : NULL;
+    if (hint) {  /* the fixed view first: the other one must not take its place */
+        *app = mmap(hint, len, cpu_accessible ? PROT_READ | PROT_WRITE : PROT_NONE, MAP_SHARED | MAP_FIXED_NOREPLACE,
+                    fd, 0);
+        if (*app == MAP_FAILED) return 0;
+        *rw = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (*rw == MAP_FAILED) { munmap(*app, len); return 0; }
+        return 1;
+    }
     *rw = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (*rw == MAP_FAILED) return 0;
     if (cpu_accessible) { *app = *rw; return 1; }
@@ -237,16 +279,18 @@ static CUresult alloc_shared(CUdeviceptr *p, size_t size, int kind)
     return CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuMemAlloc(CUdeviceptr *p, size_t size) { return alloc_shared(p, size, K_DEVICE); }
+EXPORT CUresult cuMemAlloc(CUdeviceptr *p, size_t size) { COUNT(cuMemAlloc); return alloc_shared(p, size, K_DEVICE); }
 
 EXPORT CUresult cuMemAllocManaged(CUdeviceptr *p, size_t size, unsigned flags)
 {
+    COUNT(cuMemAllocManaged);
     (void)flags;
     return alloc_shared(p, size, K_MANAGED);
 }
 
 EXPORT CUresult cuMemFree(CUdeviceptr p)
 {
+    COUNT(cuMemFree);
     pthread_mutex_lock(&mu);
     /* cuMemFree waits for the device. */
     run_all_streams_locked();
@@ -265,6 +309,7 @@ EXPORT CUresult cuMemFree(CUdeviceptr p)
 
 EXPORT CUresult cuMemAllocHost(void **p, size_t size)
 {
+    COUNT(cuMemAllocHost);
     if (!current) return CUDA_ERROR_INVALID_CONTEXT;
     *p = malloc(size ? size : 1);
     pthread_mutex_lock(&mu);
@@ -276,6 +321,7 @@ EXPORT CUresult cuMemAllocHost(void **p, size_t size)
 
 EXPORT CUresult cuMemFreeHost(void *p)
 {
+    COUNT(cuMemFreeHost);
     pthread_mutex_lock(&mu);
     struct alloc *a = find_locked((uintptr_t)p);
     if (!a || a->kind != K_PINNED) { pthread_mutex_unlock(&mu); return CUDA_ERROR_INVALID_VALUE; }
@@ -285,11 +331,12 @@ EXPORT CUresult cuMemFreeHost(void *p)
     return CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuMemHostRegister(void *p, size_t size, unsigned flags) { (void)p; (void)size; (void)flags; return CUDA_SUCCESS; }
-EXPORT CUresult cuMemHostUnregister(void *p) { (void)p; return CUDA_SUCCESS; }
+EXPORT CUresult cuMemHostRegister(void *p, size_t size, unsigned flags) { COUNT(cuMemHostRegister); (void)p; (void)size; (void)flags; return CUDA_SUCCESS; }
+EXPORT CUresult cuMemHostUnregister(void *p) { COUNT(cuMemHostUnregister); (void)p; return CUDA_SUCCESS; }
 
 EXPORT CUresult cuMemGetAddressRange(CUdeviceptr *base, size_t *size, CUdeviceptr p)
 {
+    COUNT(cuMemGetAddressRange);
     pthread_mutex_lock(&mu);
     struct alloc *a = find_locked((uintptr_t)p);
     CUresult rc = CUDA_ERROR_NOT_FOUND;
@@ -304,6 +351,7 @@ EXPORT CUresult cuMemGetAddressRange(CUdeviceptr *base, size_t *size, CUdevicept
 
 EXPORT CUresult cuPointerGetAttributes(unsigned n, CUpointer_attribute *attrs, void **data, CUdeviceptr p)
 {
+    COUNT(cuPointerGetAttributes);
     pthread_mutex_lock(&mu);
     stats.pointer_queries++;
     struct alloc *a = find_locked((uintptr_t)p);
@@ -346,7 +394,7 @@ static void *cpu_view_locked(uintptr_t p, int *is_device)
 
 /* What a stream handle is: NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD
  * are pseudo-handles; others come from cuStreamCreate. A created stream
- * holds the kernel launches not run yet (see "GPU kernels" below). */
+ * holds the kernel launches not run yet (see fake_cuda_kernels.inc). */
 struct launch;
 struct fake_stream {
     unsigned flags;
@@ -361,257 +409,9 @@ static int blocking_stream(CUstream s)
     return !(((struct fake_stream *)s)->flags & CU_STREAM_NON_BLOCKING);
 }
 
-/* ---- GPU kernels ------------------------------------------------------------
- * Axon's kernels (src/accel/kernels.cu) emulated on the host: the module is
- * Axon's embedded fatbin (checked by its magic only), each kernel name it
- * has gets a function handle, and cuLaunchKernel reads the same parameter
- * block the GPU would (the records of src/accel/kernel_records.h) and runs
- * the kernel's semantics on the fake device memory.
- *
- * A launch on a created stream runs later, in stream order, when that
- * stream synchronises: cuStreamSynchronize of it, an event recorded on it
- * seen complete, the next copy queued on it; and work on the legacy stream
- * (synchronous copies, cuMemsetD8, cuMemFree, cuCtxSynchronize) runs what
- * the blocking streams hold first. So a caller that reads the result, or
- * lets another process read it through IPC, before waiting for the kernel
- * sees the old bytes, as on a GPU. Every byte a kernel touches must lie in
- * one allocation the fake knows (device, managed, pinned, IPC-mapped): else
- * the launch is a fault, reported on stderr, counted, and the next
- * synchronisation returns CUDA_ERROR_ILLEGAL_ADDRESS (sticky, as a real
- * context dies). FAKE_CUDA_KERNELS=0 makes cuModuleLoadData fail (a GPU
- * the fatbin has no code for). */
-#include "accel/kernel_records.h"
-
-enum fn_kind { FN_PACK, FN_UNPACK, FN_REDUCE, FN_REDUCE_LAYOUT };
-/* Storage types and op codes of kernels.cu, in its order. */
-enum { S_I8, S_I16, S_I32, S_I64, S_U8, S_U16, S_U32, S_U64, S_F32, S_F64, S_C32, S_C64, S_PFI, S_PDI, S_PLI,
-       S_PII, S_PSI, S_PFF, S_PDD, S_COUNT };
-static const char *const storage_names[S_COUNT] = {"i8",  "i16", "i32", "i64", "u8",  "u16", "u32",
-                                                   "u64", "f32", "f64", "c32", "c64", "pfi", "pdi",
-                                                   "pli", "pii", "psi", "pff", "pdd"};
-static const size_t storage_size[S_COUNT] = {1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 8, 16, 8, 16, 16, 8, 8, 8, 16};
-enum { OP_SUM, OP_PROD, OP_MIN, OP_MAX, OP_LAND, OP_LOR, OP_LXOR, OP_BAND, OP_BOR, OP_BXOR, OP_MINLOC, OP_MAXLOC };
-
-struct fake_function {
-    char name[32];
-    int kind;
-    int storage;
-};
-static struct fake_function functions[2 + 2 * S_COUNT];
-static int function_count;
-static int kernel_fault;  /* sticky: a kernel touched memory it could not reach */
-
-struct fake_module { char magic[8]; };
-
-struct launch {
-    const struct fake_function *fn;
-    uintptr_t a, b;  /* first and second pointer parameter */
-    Layout layout;   /* pack, unpack, reduce_layout */
-    unsigned long long n;  /* reduce: elements */
-    int arg;         /* per_thread, or the op code */
-    struct launch *next;
-};
-
-static void init_functions_locked(void)
-{
-    if (function_count) return;
-    struct fake_function *f = functions;
-    snprintf(f->name, sizeof f->name, "axon_pack"); f->kind = FN_PACK; f++;
-    snprintf(f->name, sizeof f->name, "axon_unpack"); f->kind = FN_UNPACK; f++;
-    for (int s = 0; s < S_COUNT; s++) {
-        snprintf(f->name, sizeof f->name, "axon_reduce_%s", storage_names[s]);
-        f->kind = FN_REDUCE; f->storage = s; f++;
-        snprintf(f->name, sizeof f->name, "axon_reduce_layout_%s", storage_names[s]);
-        f->kind = FN_REDUCE_LAYOUT; f->storage = s; f++;
-    }
-    function_count = (int)(f - functions);
-}
-
-/* The fake's read-write view of [p, p + n) when it lies in one allocation. */
-static unsigned char *kernel_view_locked(uintptr_t p, size_t n)
-{
-    struct alloc *a = find_locked(p);
-    if (!a || n > a->size || p - a->base > a->size - n) return NULL;
-    return (unsigned char *)(a->shadow + (p - a->base));
-}
-
-/* The view of `rows` runs of `length` bytes, `stride` apart, from `p`:
- * checks the whole footprint once and returns the view of `p`. */
-static unsigned char *runs_view_locked(uintptr_t p, unsigned long long length, unsigned long long rows,
-                                       long long stride)
-{
-    long long last = rows > 1 ? (long long)(rows - 1) * stride : 0;
-    long long lo = last < 0 ? last : 0, hi = (last > 0 ? last : 0) + (long long)length;
-    unsigned char *v = kernel_view_locked(p + (uintptr_t)lo, (size_t)(hi - lo));
-    return v ? v - lo : NULL;
-}
-
-static long long unit_offset(const Layout *l, unsigned long long u)
-{
-    return (long long)(u / l->reps) * l->extent + (long long)(u % l->reps) * l->rep_stride;
-}
-
-/* inout = in op inout for one element of storage s (kernels.cu's formulas:
- * `in` is the left operand, integer + and * wrap in the unsigned type). */
-#define INT_OPS(T, W)                                                          \
-    {                                                                          \
-        T x, y;                                                                \
-        memcpy(&x, in, sizeof x);                                              \
-        memcpy(&y, inout, sizeof y);                                           \
-        switch (op) {                                                          \
-        case OP_SUM: y = (T)((W)x + (W)y); break;                              \
-        case OP_PROD: y = (T)((W)x * (W)y); break;                             \
-        case OP_MIN: y = x < y ? x : y; break;                                 \
-        case OP_MAX: y = x > y ? x : y; break;                                 \
-        case OP_LAND: y = (T)((x != 0) & (y != 0)); break;                     \
-        case OP_LOR: y = (T)((x != 0) | (y != 0)); break;                      \
-        case OP_LXOR: y = (T)((x != 0) ^ (y != 0)); break;                     \
-        case OP_BAND: y = (T)(x & y); break;                                   \
-        case OP_BOR: y = (T)(x | y); break;                                    \
-        case OP_BXOR: y = (T)(x ^ y); break;                                   \
-        default: return;                                                       \
-        }                                                                      \
-        memcpy(inout, &y, sizeof y);                                           \
-        return;                                                                \
-    }
-#define FLOAT_OPS(T)                                                           \
-    {                                                                          \
-        T x, y;                                                                \
-        memcpy(&x, in, sizeof x);                                              \
-        memcpy(&y, inout, sizeof y);                                           \
-        switch (op) {                                                          \
-        case OP_SUM: y = x + y; break;                                         \
-        case OP_PROD: y = x * y; break;                                        \
-        case OP_MIN: y = x < y ? x : y; break;                                 \
-        case OP_MAX: y = x > y ? x : y; break;                                 \
-        default: return;                                                       \
-        }                                                                      \
-        memcpy(inout, &y, sizeof y);                                           \
-        return;                                                                \
-    }
-/* C99 complex multiplication is gcc's __mulsc3 / __muldc3 (Annex G), what
- * kernels.cu reproduces. */
-#define COMPLEX_OPS(T)                                                         \
-    {                                                                          \
-        T _Complex x, y;                                                       \
-        memcpy(&x, in, sizeof x);                                              \
-        memcpy(&y, inout, sizeof y);                                           \
-        switch (op) {                                                          \
-        case OP_SUM: y = x + y; break;                                         \
-        case OP_PROD: y = x * y; break;                                        \
-        default: return;                                                       \
-        }                                                                      \
-        memcpy(inout, &y, sizeof y);                                           \
-        return;                                                                \
-    }
-/* MINLOC / MAXLOC: value at 0, index at `at`; only the members are written. */
-#define PAIR_OPS(V, I, at)                                                     \
-    {                                                                          \
-        V xv, yv;                                                              \
-        I xi, yi;                                                              \
-        memcpy(&xv, in, sizeof xv);                                            \
-        memcpy(&yv, inout, sizeof yv);                                         \
-        memcpy(&xi, in + (at), sizeof xi);                                     \
-        memcpy(&yi, inout + (at), sizeof yi);                                  \
-        if (op != OP_MINLOC && op != OP_MAXLOC) return;                        \
-        int better = op == OP_MAXLOC ? xv > yv : xv < yv;                      \
-        if (better) {                                                          \
-            memcpy(inout, &xv, sizeof xv);                                     \
-            memcpy(inout + (at), &xi, sizeof xi);                              \
-        } else if (xv == yv && xi < yi) {                                      \
-            memcpy(inout + (at), &xi, sizeof xi);                              \
-        }                                                                      \
-        return;                                                                \
-    }
-
-static void reduce_element(int s, int op, const unsigned char *in, unsigned char *inout)
-{
-    switch (s) {
-    case S_I8: INT_OPS(signed char, unsigned)
-    case S_I16: INT_OPS(short, unsigned)
-    case S_I32: INT_OPS(int, unsigned)
-    case S_I64: INT_OPS(long long, unsigned long long)
-    case S_U8: INT_OPS(unsigned char, unsigned)
-    case S_U16: INT_OPS(unsigned short, unsigned)
-    case S_U32: INT_OPS(unsigned, unsigned)
-    case S_U64: INT_OPS(unsigned long long, unsigned long long)
-    case S_F32: FLOAT_OPS(float)
-    case S_F64: FLOAT_OPS(double)
-    case S_C32: COMPLEX_OPS(float)
-    case S_C64: COMPLEX_OPS(double)
-    case S_PFI: PAIR_OPS(float, int, 4)
-    case S_PDI: PAIR_OPS(double, int, 8)
-    case S_PLI: PAIR_OPS(long long, int, 8)
-    case S_PII: PAIR_OPS(int, int, 4)
-    case S_PSI: PAIR_OPS(short, int, 4)
-    case S_PFF: PAIR_OPS(float, float, 4)
-    case S_PDD: PAIR_OPS(double, double, 8)
-    default: return;
-    }
-}
-
-/* Runs one launch; 0, or -1 on a fault (nothing more is written then). */
-static int run_launch_locked(const struct launch *k)
-{
-    const struct fake_function *fn = k->fn;
-    if (fn->kind == FN_REDUCE) {
-        size_t size = storage_size[fn->storage], bytes = (size_t)k->n * size;
-        if (k->n == 0) return 0;
-        unsigned char *inout = kernel_view_locked(k->a, bytes);
-        const unsigned char *in = kernel_view_locked(k->b, bytes);
-        if (!inout || !in) return -1;
-        for (unsigned long long i = 0; i < k->n; i++) reduce_element(fn->storage, k->arg, in + i * size, inout + i * size);
-        return 0;
-    }
-    const Layout *l = &k->layout;
-    const unsigned char *pieces = l->piece_count ? kernel_view_locked((uintptr_t)l->pieces, l->piece_count * sizeof(Piece)) : NULL;
-    if (l->piece_count && !pieces) return -1;
-    if (l->reps == 0 && l->units) return -1;  /* a division by zero on the GPU */
-    for (unsigned long long u = 0; u < l->units; u++) {
-        const long long user_unit = unit_offset(l, u);
-        for (unsigned long long b = 0; b < l->piece_count; b++) {
-            Piece pc;
-            memcpy(&pc, pieces + b * sizeof pc, sizeof pc);
-            if (pc.length == 0 || pc.count == 0) continue;
-            uintptr_t at = k->a + (uintptr_t)(user_unit + pc.offset);
-            if (fn->kind == FN_REDUCE_LAYOUT) {
-                unsigned char *inout = runs_view_locked(at, pc.length, pc.count, pc.stride);
-                const unsigned char *in = runs_view_locked(k->b + (uintptr_t)(user_unit + pc.offset), pc.length, pc.count,
-                                                           pc.stride);
-                if (!inout || !in) return -1;
-                size_t size = storage_size[fn->storage];
-                for (unsigned long long r = 0; r < pc.count; r++)
-                    for (unsigned long long c = 0; c + size <= pc.length; c += size)
-                        reduce_element(fn->storage, k->arg, in + (long long)r * pc.stride + c,
-                                       inout + (long long)r * pc.stride + c);
-                continue;
-            }
-            /* pack: a = packed, b = user; unpack: a = user, b = packed. */
-            uintptr_t user = (fn->kind == FN_PACK ? k->b : k->a) + (uintptr_t)(user_unit + pc.offset);
-            uintptr_t packed = (fn->kind == FN_PACK ? k->a : k->b) + (uintptr_t)(u * l->unit_size + pc.packed);
-            unsigned char *uv = runs_view_locked(user, pc.length, pc.count, pc.stride);
-            unsigned char *pv = kernel_view_locked(packed, (size_t)(pc.length * pc.count));
-            if (!uv || !pv) return -1;
-            long long stride = pc.count > 1 ? pc.stride : 0;
-            for (unsigned long long r = 0; r < pc.count; r++) {
-                if (fn->kind == FN_PACK) memmove(pv + r * pc.length, uv + (long long)r * stride, pc.length);
-                else memmove(uv + (long long)r * stride, pv + r * pc.length, pc.length);
-            }
-        }
-    }
-    return 0;
-}
-
-static void run_one_locked(struct launch *k)
-{
-    stats.kernels_run++;
-    if (run_launch_locked(k) != 0) {
-        stats.kernel_faults++;
-        kernel_fault = 1;
-        fprintf(stderr, "fake_cuda: kernel %s touched memory outside any device allocation\n", k->fn->name);
-    }
-    free(k);
-}
+/* The kernel emulation (module load, function handles, launches, the
+ * kernels' semantics): fake_cuda_kernels.inc. */
+#include "fake_cuda_kernels.inc"
 
 /* Runs what a created stream holds, in launch order. */
 static void run_stream_locked(struct fake_stream *fs)
@@ -649,83 +449,6 @@ static void stream_moves_on_locked(CUstream s)
 }
 
 static CUresult sticky_locked(void) { return kernel_fault ? CUDA_ERROR_ILLEGAL_ADDRESS : CUDA_SUCCESS; }
-
-EXPORT CUresult cuModuleLoadData(CUmodule *m, const void *image)
-{
-    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
-    const char *e = getenv("FAKE_CUDA_KERNELS");
-    if (e && atoi(e) == 0) return CUDA_ERROR_NO_BINARY_FOR_GPU;
-    uint32_t magic = 0;
-    if (!image) return CUDA_ERROR_INVALID_VALUE;
-    memcpy(&magic, image, sizeof magic);
-    if (magic != 0xBA55ED50u) return CUDA_ERROR_INVALID_IMAGE;  /* not a fatbin */
-    struct fake_module *fm = malloc(sizeof *fm);
-    memcpy(fm->magic, "FAKEMODL", 8);
-    pthread_mutex_lock(&mu);
-    init_functions_locked();
-    stats.module_loads++;
-    pthread_mutex_unlock(&mu);
-    *m = (CUmodule)fm;
-    return CUDA_SUCCESS;
-}
-
-EXPORT CUresult cuModuleUnload(CUmodule m)
-{
-    struct fake_module *fm = (struct fake_module *)m;
-    if (!fm || memcmp(fm->magic, "FAKEMODL", 8) != 0) return CUDA_ERROR_INVALID_HANDLE;
-    memset(fm->magic, 0, sizeof fm->magic);
-    free(fm);
-    return CUDA_SUCCESS;
-}
-
-EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
-{
-    struct fake_module *fm = (struct fake_module *)m;
-    if (!fm || memcmp(fm->magic, "FAKEMODL", 8) != 0) return CUDA_ERROR_INVALID_HANDLE;
-    for (int i = 0; i < function_count; i++)
-        if (strcmp(functions[i].name, name) == 0) {
-            *f = (CUfunction)&functions[i];
-            return CUDA_SUCCESS;
-        }
-    return CUDA_ERROR_NOT_FOUND;
-}
-
-EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                               unsigned bz, unsigned shared, CUstream s, void **params, void **extra)
-{
-    const struct fake_function *fn = (const struct fake_function *)f;
-    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
-    if (fn < functions || fn >= functions + function_count) return CUDA_ERROR_INVALID_HANDLE;
-    /* Axon passes its parameters as kernelParams; a real GPU caps blocks at 1024 threads. */
-    if (!params || extra || !gx || !gy || !gz || !bx || !by || !bz || (unsigned long long)bx * by * bz > 1024 ||
-        shared > 48 * 1024)
-        return CUDA_ERROR_INVALID_VALUE;
-    struct launch *k = calloc(1, sizeof *k);
-    k->fn = fn;
-    memcpy(&k->a, params[0], sizeof(void *));
-    memcpy(&k->b, params[1], sizeof(void *));
-    if (fn->kind == FN_REDUCE) memcpy(&k->n, params[2], sizeof k->n);
-    else memcpy(&k->layout, params[2], sizeof k->layout);
-    memcpy(&k->arg, params[3], sizeof k->arg);
-    pthread_mutex_lock(&mu);
-    stats.kernel_launches++;
-    if (fn->kind == FN_PACK) stats.kernel_packs++;
-    else if (fn->kind == FN_UNPACK) stats.kernel_unpacks++;
-    else stats.kernel_reductions++;
-    /* The kernel starts after the legacy stream's earlier work (blocking
-     * streams) and after what its own stream holds. */
-    if (blocking_stream(s)) flush_pending_locked();
-    if (pseudo_stream(s)) {
-        run_blocking_streams_locked();
-        run_one_locked(k);
-    } else {
-        struct fake_stream *fs = (struct fake_stream *)s;
-        *fs->queue_tail = k;
-        fs->queue_tail = &k->next;
-    }
-    pthread_mutex_unlock(&mu);
-    return CUDA_SUCCESS;
-}
 
 /* async: 0 for the synchronous (legacy stream) copies, else the stream. */
 static CUresult do_copy(CUdeviceptr dst, CUdeviceptr src, size_t n, int async, CUstream stream)
@@ -765,13 +488,14 @@ static CUresult do_copy(CUdeviceptr dst, CUdeviceptr src, size_t n, int async, C
     return CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n) { return do_copy(dst, src, n, 0, NULL); }
-EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) { return do_copy(dst, src, n, 1, s); }
-EXPORT CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t n) { return do_copy(dst, (CUdeviceptr)(uintptr_t)src, n, 0, NULL); }
-EXPORT CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n) { return do_copy((CUdeviceptr)(uintptr_t)dst, src, n, 0, NULL); }
-EXPORT CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n) { return do_copy(dst, src, n, 0, NULL); }
+EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n) { COUNT(cuMemcpy); return do_copy(dst, src, n, 0, NULL); }
+EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) { COUNT(cuMemcpyAsync); return do_copy(dst, src, n, 1, s); }
+EXPORT CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t n) { COUNT(cuMemcpyHtoD); return do_copy(dst, (CUdeviceptr)(uintptr_t)src, n, 0, NULL); }
+EXPORT CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n) { COUNT(cuMemcpyDtoH); return do_copy((CUdeviceptr)(uintptr_t)dst, src, n, 0, NULL); }
+EXPORT CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n) { COUNT(cuMemcpyDtoD); return do_copy(dst, src, n, 0, NULL); }
 EXPORT CUresult cuCtxSynchronize(void)
 {
+    COUNT(cuCtxSynchronize);
     pthread_mutex_lock(&mu);
     run_all_streams_locked();
     flush_pending_locked();
@@ -781,7 +505,10 @@ EXPORT CUresult cuCtxSynchronize(void)
 }
 EXPORT CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attr, CUdeviceptr p)
 {
+    COUNT(cuPointerSetAttribute);
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
     if (attr != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS) return CUDA_ERROR_INVALID_VALUE;
+    if (!fake_knob("FAKE_CUDA_SYNC_MEMOPS", 1)) return CUDA_ERROR_NOT_SUPPORTED;
     pthread_mutex_lock(&mu);
     struct alloc *a = find_locked((uintptr_t)p);
     if (a && a->kind == K_DEVICE) a->sync_memops = *(const unsigned *)value != 0;
@@ -790,6 +517,7 @@ EXPORT CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute att
 }
 EXPORT CUresult cuMemsetD8(CUdeviceptr dst, unsigned char v, size_t n)
 {
+    COUNT(cuMemsetD8);
     int d;
     pthread_mutex_lock(&mu);
     stream_moves_on_locked(NULL);
@@ -806,7 +534,9 @@ struct fake_event { int queries_left; CUstream stream; };
 
 EXPORT CUresult cuStreamCreate(CUstream *s, unsigned flags)
 {
+    COUNT(cuStreamCreate);
     if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!fake_knob("FAKE_CUDA_STREAMS", 1)) return CUDA_ERROR_OUT_OF_MEMORY;
     struct fake_stream *fs = calloc(1, sizeof *fs);
     fs->flags = flags;
     fs->queue_tail = &fs->queue;
@@ -819,6 +549,7 @@ EXPORT CUresult cuStreamCreate(CUstream *s, unsigned flags)
 }
 EXPORT CUresult cuStreamDestroy(CUstream s)
 {
+    COUNT(cuStreamDestroy);
     if (pseudo_stream(s)) return CUDA_ERROR_INVALID_HANDLE;
     struct fake_stream *fs = (struct fake_stream *)s;
     pthread_mutex_lock(&mu);
@@ -829,8 +560,35 @@ EXPORT CUresult cuStreamDestroy(CUstream s)
     free(fs);
     return CUDA_SUCCESS;
 }
+/* The gate (fake_cuda_gate): while a test holds it closed, waits for the
+ * GPU (cuStreamSynchronize, cuEventSynchronize) block and cuEventQuery
+ * answers "not ready", so a test can see what other threads can do while
+ * one waits for its copy. */
+static int gate_closed, gate_waiters, gate_polls;
+
+static void pass_gate(void)
+{
+    if (!__atomic_load_n(&gate_closed, __ATOMIC_ACQUIRE)) return;
+    __atomic_fetch_add(&gate_waiters, 1, __ATOMIC_ACQ_REL);
+    while (__atomic_load_n(&gate_closed, __ATOMIC_ACQUIRE)) usleep(100);
+    __atomic_fetch_sub(&gate_waiters, 1, __ATOMIC_ACQ_REL);
+}
+
+/* close: 1 closes the gate, 0 opens it, -1 leaves it. Returns how many
+ * threads block at it, plus 1 once an event was polled while closed. */
+EXPORT int fake_cuda_gate(int close)
+{
+    if (close == 1) __atomic_store_n(&gate_polls, 0, __ATOMIC_RELEASE);
+    if (close >= 0) __atomic_store_n(&gate_closed, close, __ATOMIC_RELEASE);
+    return __atomic_load_n(&gate_waiters, __ATOMIC_ACQUIRE) + (__atomic_load_n(&gate_polls, __ATOMIC_ACQUIRE) > 0);
+}
+
 EXPORT CUresult cuStreamSynchronize(CUstream s)
 {
+    COUNT(cuStreamSynchronize);
+    pass_gate();
+    /* A pseudo-stream is the current context's. */
+    if (pseudo_stream(s) && !current) return CUDA_ERROR_INVALID_CONTEXT;
     pthread_mutex_lock(&mu);
     stream_moves_on_locked(s);
     CUresult rc = sticky_locked();
@@ -839,13 +597,15 @@ EXPORT CUresult cuStreamSynchronize(CUstream s)
 }
 EXPORT CUresult cuEventCreate(CUevent *e, unsigned flags)
 {
+    COUNT(cuEventCreate);
     (void)flags;
     *e = (CUevent)calloc(1, sizeof(struct fake_event));
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuEventDestroy(CUevent e) { free(e); return CUDA_SUCCESS; }
+EXPORT CUresult cuEventDestroy(CUevent e) { COUNT(cuEventDestroy); free(e); return CUDA_SUCCESS; }
 EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
 {
+    COUNT(cuEventRecord);
     struct fake_event *fe = (struct fake_event *)e;
     pthread_mutex_lock(&mu);
     fe->queries_left = 1;
@@ -863,7 +623,13 @@ static CUresult event_reached_locked(struct fake_event *fe)
 }
 EXPORT CUresult cuEventQuery(CUevent e)
 {
+    COUNT(cuEventQuery);
     struct fake_event *fe = (struct fake_event *)e;
+    if (__atomic_load_n(&gate_closed, __ATOMIC_ACQUIRE)) {
+        __atomic_fetch_add(&gate_polls, 1, __ATOMIC_ACQ_REL);
+        usleep(100);
+        return CUDA_ERROR_NOT_READY;
+    }
     pthread_mutex_lock(&mu);
     CUresult rc = CUDA_ERROR_NOT_READY;
     if (fe->queries_left > 0) fe->queries_left--;
@@ -873,6 +639,8 @@ EXPORT CUresult cuEventQuery(CUevent e)
 }
 EXPORT CUresult cuEventSynchronize(CUevent e)
 {
+    COUNT(cuEventSynchronize);
+    pass_gate();
     struct fake_event *fe = (struct fake_event *)e;
     pthread_mutex_lock(&mu);
     fe->queries_left = 0;
@@ -883,6 +651,8 @@ EXPORT CUresult cuEventSynchronize(CUevent e)
 
 EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p)
 {
+    COUNT(cuIpcGetMemHandle);
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
     pthread_mutex_lock(&mu);
     struct alloc *a = find_locked((uintptr_t)p);
     if (!a || a->kind != K_DEVICE || a->base != (uintptr_t)p) {
@@ -899,6 +669,7 @@ EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p)
 
 EXPORT CUresult cuIpcOpenMemHandle(CUdeviceptr *p, CUipcMemHandle h, unsigned flags)
 {
+    COUNT(cuIpcOpenMemHandle);
     (void)flags;
     struct fake_ipc f;
     memcpy(&f, &h, sizeof f);
@@ -922,6 +693,7 @@ EXPORT CUresult cuIpcOpenMemHandle(CUdeviceptr *p, CUipcMemHandle h, unsigned fl
 
 EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr p)
 {
+    COUNT(cuIpcCloseMemHandle);
     pthread_mutex_lock(&mu);
     struct alloc *a = find_locked((uintptr_t)p);
     if (!a || a->kind != K_IPC_MAPPED) { pthread_mutex_unlock(&mu); return CUDA_ERROR_INVALID_VALUE; }
@@ -937,25 +709,13 @@ EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr p)
  * so a test can read the device bytes through it at the offsets a dma-buf
  * would have. Limitation: only ranges that start at an allocation's base
  * (the fd's offset 0); Axon exports whole allocations. The device supports
- * dma-buf unless FAKE_CUDA_DMABUF=0. */
-static int dmabuf_supported(void)
-{
-    const char *e = getenv("FAKE_CUDA_DMABUF");
-    return !e || atoi(e) != 0;
-}
-
-EXPORT CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attr, CUdevice d)
-{
-    if (!initialized) return CUDA_ERROR_NOT_INITIALIZED;
-    if (d < 0 || d >= devices()) return CUDA_ERROR_INVALID_DEVICE;
-    if (attr != CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED) return CUDA_ERROR_INVALID_VALUE;  /* nothing else is asked */
-    *value = dmabuf_supported();
-    return CUDA_SUCCESS;
-}
+ * dma-buf unless FAKE_CUDA_DMABUF=0 (fake_cuda_devices.c reports it). */
+static int dmabuf_supported(void) { return fake_knob("FAKE_CUDA_DMABUF", 1) != 0; }
 
 EXPORT CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr p, size_t size, CUmemRangeHandleType type,
                                               unsigned long long flags)
 {
+    COUNT(cuMemGetHandleForAddressRange);
     const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     if (type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD || flags != 0 || !handle || size == 0 ||
         (uintptr_t)p % page != 0 || size % page != 0)
@@ -978,6 +738,7 @@ EXPORT CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr p, size_
 
 EXPORT CUresult cuGetErrorString(CUresult rc, const char **s)
 {
+    COUNT(cuGetErrorString);
     *s = rc == CUDA_SUCCESS ? "no error" : "fake CUDA error";
     return CUDA_SUCCESS;
 }

@@ -24,6 +24,12 @@ struct fake_cuda_stats {
     unsigned long kernel_faults;      /* launches that touched memory outside any device allocation */
     unsigned long dmabuf_exports;     /* cuMemGetHandleForAddressRange (dma-buf fds handed out) */
     unsigned long pageable_copies;    /* device<->host copies whose host side is not cuMemAllocHost memory */
+    unsigned long pending_writes;     /* now: pageable-to-device copies that returned and have not landed yet */
 };
+
+/* The fake also exports
+ *   int fake_cuda_calls(const char **names, unsigned long *counts, int max)
+ * which fills the calls made so far to each of its entry points (names
+ * unversioned: cuMemAlloc for cuMemAlloc_v2) and returns how many there are. */
 
 #endif
