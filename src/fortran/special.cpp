@@ -8,6 +8,7 @@
 #include <array>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -238,6 +239,15 @@ struct FortranDatarep {  // lives as long as the registration: to the end of the
   FExtentFn extent;
   MPI_Aint extra;
 };
+// Keeps every registration's callbacks (a data representation cannot be
+// unregistered); never destroyed, so conversions after static destructors
+// still find them.
+void registered_datareps(std::unique_ptr<FortranDatarep> d) {
+  static std::mutex lock;
+  static auto* kept = new std::vector<std::unique_ptr<FortranDatarep>>;
+  std::lock_guard<std::mutex> guard(lock);
+  kept->push_back(std::move(d));
+}
 int datarep_convert(FConversionFn fn, void* userbuf, MPI_Datatype type, int count, void* filebuf,
                     MPI_Offset position, FortranDatarep* d) {
   Fint ftype = MPI_Type_toint(type), fcount = count, ierr = MPI_SUCCESS;
@@ -424,12 +434,12 @@ AXON_F_ENTRY(mpi_register_datarep_, (char* datarep, FConversionFn read_fn, FConv
   char* c_name = axon_f_str_in(datarep, datarep_len);
   FConversionFn null_fn = mpi_conversion_fn_null_;
   bool null_read = read_fn == null_fn, null_write = write_fn == null_fn;
-  auto* d = new FortranDatarep{read_fn, write_fn, extent_fn, *extra};
+  auto d = std::make_unique<FortranDatarep>(FortranDatarep{read_fn, write_fn, extent_fn, *extra});
   *ierror = MPI_Register_datarep(c_name, null_read ? MPI_CONVERSION_FN_NULL : datarep_read,
                                  null_write ? MPI_CONVERSION_FN_NULL : datarep_write,
-                                 extent_fn ? datarep_extent : nullptr, d);
+                                 extent_fn ? datarep_extent : nullptr, d.get());
   free(c_name);
-  if (*ierror != MPI_SUCCESS) delete d;
+  if (*ierror == MPI_SUCCESS) registered_datareps(std::move(d));
 }
 
 // MPI_SESSION_GET_NTH_PSET(SESSION, INFO, N, PSET_LEN, PSET_NAME, IERROR): with

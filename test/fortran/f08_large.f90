@@ -54,6 +54,7 @@ program f08_large
   call MPI_Sizeof(a, isz)
   if (isz /= 8) call fail('MPI_Sizeof without ierror')
   call MPI_F_sync_reg(a)
+  deallocate(counts, displs, all)
   call finish('f08_large')
 contains
   include 'report.inc'

@@ -111,6 +111,7 @@ program f90_compat
   if (.not. flag .or. val /= 77) call fail('MPI_ATTR_GET through the module')
   call MPI_ATTR_DELETE(MPI_COMM_WORLD, key, ierr)
   call MPI_KEYVAL_FREE(key, ierr)
+  deallocate(rbuf, rcounts, rdispls, rtypes, all)
 
   call finish('f90_compat')
 contains
