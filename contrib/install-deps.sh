@@ -4,7 +4,8 @@
 #                                     from rdma-core's headers)
 #   contrib/install-deps.sh --tests   also what the test suite uses: network
 #                                     namespaces, a one-machine Slurm, rdma-core
-#                                     tools, the soft-RoCE VM's host tools, cmake, man-db
+#                                     tools, the soft-RoCE VM's host tools, cmake, man-db,
+#                                     clang (libFuzzer)
 #   contrib/install-deps.sh --peers   also Open MPI and MPICH (for contrib/bench)
 set -e
 packages="build-essential autoconf automake libtool pkg-config libpmix-dev libhwloc-dev procps"
@@ -21,6 +22,8 @@ packages_verbs="$packages_verbs qemu-system-x86 busybox-static kmod cpio"
 # CMake: test/fortran/cmake.sh (find_package(MPI) finds Axon); man and groff:
 # test/tools/man.sh renders the man pages.
 packages_tools="cmake man-db groff-base"
+# The fuzzers of test/fuzz: clang and its libFuzzer/ASan runtimes.
+packages_tools="$packages_tools clang libclang-rt-dev"
 for arg in "$@"; do
   case "$arg" in
     --tests) packages="$packages $packages_multinode $packages_verbs $packages_tools" ;;

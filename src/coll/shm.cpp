@@ -3,17 +3,16 @@
 // among the node leaders). docs/collectives.md ("Node level") has the design;
 // in short:
 //
-// * Segment. Every local rank opens the same deterministic name
-//   <job shm prefix>.coll.<context id>.<leader world rank>.<hash of members>
-//   with O_CREAT (never O_EXCL), sizes it (ftruncate to one size is
-//   idempotent), maps it and increments `attached`; whoever brings it to the
-//   node's rank count unlinks the name. Nobody waits for anybody to create
-//   it. It is opened at the first node-level call only; since every rank
-//   makes the same calls with the same selection, either every local rank
-//   attaches (and the last one unlinks) or none does. The member hash keeps
-//   a later communicator that reuses a context id with the same leader but
-//   other members away from a segment whose last rank has not attached yet.
-//   mpirun removes /dev/shm/axon.<nspace>.* if the job dies in between.
+// * Segment. At the first node-level call the node's leader (its lowest
+//   member) creates <job shm prefix>.coll.<context id>.<random> exclusively
+//   with mode 0600 (base/shm_file.h: nobody can guess, plant or adopt it),
+//   sizes and maps it, and sends its name to the other members (one
+//   message each on the collective context); they map it after checking
+//   owner, mode and size. Each increments `attached`; whoever brings it to
+//   the node's rank count unlinks the name. Since every rank makes the same
+//   calls with the same selection, either every local rank attaches (and
+//   the last one unlinks) or none does. mpirun removes
+//   /dev/shm/axon.<nspace>.* if the job dies in between.
 // * Steps. Every node-level operation is a sequence of steps numbered by
 //   NodeState::seq (the same on every local rank). Step s uses data set
 //   s & 1 (two sets: step s+1 can fill one while step s is read from the
@@ -34,7 +33,6 @@
 //   step (see "data movement" below).
 #include "coll/shm.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -51,6 +49,7 @@
 #include "base/futex.h"
 #include "base/log.h"
 #include "base/param.h"
+#include "base/shm_file.h"
 #include "coll/internal.h"
 #include "rte/rte.h"
 
@@ -92,6 +91,8 @@ size_t small_reduce_limit(bool one_reader) {
 // Point-to-point tag of the leader phase on the communicator's collective
 // context (basic.cpp uses 1..5; user schedules 16 and up).
 constexpr int kTagHier = 6;
+// The node segment's name, from the node's leader to the other members.
+constexpr int kTagSegment = 7;
 
 // One cache line: a step number and, for arrival flags, up to kInline bytes
 // of data (small calls move flag and data in one line transfer).
@@ -350,43 +351,59 @@ struct Seg {
   }
 };
 
-uint64_t fnv1a(const std::vector<int>& v) {
-  uint64_t h = 1469598103934665603ull;
-  for (int x : v)
-    for (int b = 0; b < 4; ++b) h = (h ^ ((static_cast<uint32_t>(x) >> (8 * b)) & 0xff)) * 1099511628211ull;
-  return h;
-}
+// What the node's leader sends the other members at the first node-level call.
+struct SegmentName {
+  int32_t status;  // MPI_SUCCESS, or why the leader has no segment
+  char name[252];  // NUL-terminated
+};
 
-// Opens (creating if needed) and maps the node's segment; see the top of the file.
+// Creates (the node's leader) or maps (the others) the node's segment; see
+// the top of the file.
 int attach_segment(CommState* st) {
   NodeState& ns = *st->node;
   const Topology& t = ns.topo;
   int n = static_cast<int>(t.members.size());
   size_t chunk = chunk_for(n);
   size_t bytes = segment_bytes(n, chunk);
-  char hash[17];
-  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(fnv1a(st->coll->world_of)));
-  std::string name = rte::job().shm_prefix + ".coll." + std::to_string(st->coll->id) + "." +
-                     std::to_string(st->coll->world_of[t.members[0]]) + "." + hash;
-  int fd = shm_open(name.c_str(), O_CREAT | O_RDWR, 0600);
-  if (fd < 0 || ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-    log::error("coll: cannot create the node segment /dev/shm%s (%zu bytes): %s", name.c_str(), bytes,
-               std::strerror(errno));
-    if (fd >= 0) close(fd);
-    return MPI_ERR_NO_MEM;
+  const std::string& prefix = rte::job().shm_prefix;
+  shm::Mapping map;
+  std::string name, why;
+  SegmentName msg{};
+  if (t.me == 0) {
+    if (shm::create(prefix, "coll." + std::to_string(st->coll->id), bytes, &name, &map, &why) != 0 ||
+        name.size() >= sizeof msg.name) {
+      log::error("coll: cannot create the node segment (%zu bytes): %s", bytes,
+                 why.empty() ? "its name is too long" : why.c_str());
+      if (map.base()) shm::unlink(name);
+      msg.status = MPI_ERR_NO_MEM;
+    } else {
+      std::memcpy(msg.name, name.c_str(), name.size() + 1);
+    }
+    for (int i = 1; i < n; ++i) {
+      int rc = pml::send(&msg, sizeof msg, byte_type(), t.members[i], kTagSegment, st->coll, pml::SendMode::Standard);
+      if (rc != MPI_SUCCESS && msg.status == MPI_SUCCESS) msg.status = rc;
+    }
+    if (msg.status != MPI_SUCCESS) return msg.status;
+  } else {
+    pml::Request r;
+    if (int rc = pml::recv(&msg, sizeof msg, byte_type(), t.members[0], kTagSegment, st->coll, &r); rc != MPI_SUCCESS)
+      return rc;
+    if (msg.status != MPI_SUCCESS) return msg.status;
+    if (!shm::parse_name(msg.name, sizeof msg.name, prefix, &name)) {
+      log::error("coll: the node's leader sent no usable segment name");
+      return MPI_ERR_INTERN;
+    }
+    if (shm::open_existing(name, bytes, &map, &why) != 0 || map.size() != bytes) {
+      log::error("coll: cannot map the node segment: %s", why.empty() ? "its size is wrong" : why.c_str());
+      return MPI_ERR_NO_MEM;
+    }
   }
-  void* map = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
-  if (map == MAP_FAILED) {
-    log::error("coll: cannot map the node segment /dev/shm%s: %s", name.c_str(), std::strerror(errno));
-    return MPI_ERR_NO_MEM;
-  }
-  ns.base = map;
-  ns.bytes = bytes;
+  ns.bytes = map.size();
+  ns.base = map.release();  // NodeState unmaps it
   ns.chunk = chunk;
   ns.futex = use_futex();
-  auto* h = static_cast<Header*>(map);
-  if (h->attached.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<uint32_t>(n)) shm_unlink(name.c_str());
+  auto* h = static_cast<Header*>(ns.base);
+  if (h->attached.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<uint32_t>(n)) shm::unlink(name);
   return MPI_SUCCESS;
 }
 

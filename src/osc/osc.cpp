@@ -23,6 +23,7 @@
 #include "base/backoff.h"
 #include "base/log.h"
 #include "base/param.h"
+#include "base/shm_file.h"
 #include "coll/coll.h"
 #include "osc/am.h"
 #include "osc/rdma.h"
@@ -187,18 +188,19 @@ bool all_local(const std::vector<PeerInfo>& info) {
 }
 
 // Creates the window's segment of this node: the node's lowest window rank
-// (its leader) creates and sizes it, the node's ranks map it, and the
-// leader unlinks it once all have (mpirun removes the job's
-// /dev/shm/axon.<nspace>.* if the job dies in between). On one node that is
-// one segment for the whole window; across nodes each node has its own,
-// laid out for every window rank (the slots of other nodes' ranks unused).
-// `local_error`: an error class this rank found before (every rank then
-// fails with the largest one).
+// (its leader) creates and sizes it exclusively, mode 0600, under a random
+// name (base/shm_file.h), the node's ranks map it after checking owner,
+// mode and size, and the leader unlinks it once all have (mpirun removes
+// the job's /dev/shm/axon.<nspace>.* if the job dies in between). On one
+// node that is one segment for the whole window; across nodes each node
+// has its own, laid out for every window rank (the slots of other nodes'
+// ranks unused). `local_error`: an error class this rank found before
+// (every rank then fails with the largest one).
 int map_segment(Window* w, size_t len, int32_t local_error = MPI_SUCCESS) {
   static std::atomic<unsigned> counter{0};  // windows may be created by several threads
   struct Msg {
     int32_t status;
-    char name[200];
+    char name[252];
   };
   int leader = w->rank;
   for (int r = 0; r < w->size; ++r)
@@ -206,21 +208,20 @@ int map_segment(Window* w, size_t len, int32_t local_error = MPI_SUCCESS) {
       leader = r;
       break;
     }
+  const rte::Job& job = rte::job();
   Msg mine{};
-  int fd = -1;
+  shm::Mapping map;
+  std::string name, why;
   if (leader == w->rank) {
-    const rte::Job& job = rte::job();
-    std::string name = job.shm_prefix + ".osc." + std::to_string(job.rank) + "." + std::to_string(counter++);
-    snprintf(mine.name, sizeof mine.name, "%s", name.c_str());
-    fd = shm_open(mine.name, O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0 || ftruncate(fd, static_cast<off_t>(len)) != 0) {
-      log::error("osc: cannot create shared segment %s of %zu bytes: %s", mine.name, len, strerror(errno));
+    std::string what = "osc." + std::to_string(job.rank) + "." + std::to_string(counter++);
+    if (shm::create(job.shm_prefix, what, len, &name, &map, &why) != 0 || name.size() >= sizeof mine.name) {
+      log::error("osc: cannot create the shared segment of a window (%zu bytes): %s", len,
+                 why.empty() ? "its name is too long" : why.c_str());
+      if (map.base()) shm::unlink(name);
+      map.reset();
       mine.status = MPI_ERR_NO_MEM;
-      if (fd >= 0) {
-        close(fd);
-        shm_unlink(mine.name);
-        fd = -1;
-      }
+    } else {
+      std::memcpy(mine.name, name.c_str(), name.size() + 1);
     }
   }
   std::vector<Msg> all(w->size);
@@ -229,36 +230,29 @@ int map_segment(Window* w, size_t len, int32_t local_error = MPI_SUCCESS) {
   for (const Msg& m : all)
     if (rc == MPI_SUCCESS && m.status != MPI_SUCCESS) status = m.status;  // same answer everywhere
   if (status != MPI_SUCCESS) {
-    if (fd >= 0) {
-      close(fd);
-      shm_unlink(mine.name);
-    }
+    if (map.base()) shm::unlink(name);
     return status;
   }
-  const Msg& msg = all[leader];
-  if (leader != w->rank) fd = shm_open(msg.name, O_RDWR, 0600);
   int32_t failed = local_error;
-  void* map = MAP_FAILED;
-  if (fd >= 0) {
-    map = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-  }
-  if (map == MAP_FAILED) {
-    log::error("osc: cannot map shared segment %s: %s", msg.name, strerror(errno));
-    failed = MPI_ERR_NO_MEM;
+  if (leader != w->rank) {
+    if (!shm::parse_name(all[leader].name, sizeof all[leader].name, job.shm_prefix, &name)) {
+      log::error("osc: the window's leader on this node sent no usable segment name");
+      failed = MPI_ERR_INTERN;
+    } else if (shm::open_existing(name, len, &map, &why) != 0 || map.size() != len) {
+      log::error("osc: cannot map the shared segment of a window: %s", why.empty() ? "its size is wrong" : why.c_str());
+      map.reset();
+      failed = MPI_ERR_NO_MEM;
+    }
   }
   // Everyone has mapped (or failed): the name can go.
   int32_t any_failed = 0;
   rc = coll::allreduce(&failed, &any_failed, 1, datatype_from_handle(MPI_INT32_T), op_from_handle(MPI_MAX),
                        w->ctx);
-  if (leader == w->rank) shm_unlink(msg.name);
-  if (rc != MPI_SUCCESS || any_failed) {
-    if (map != MAP_FAILED) munmap(map, len);
-    return rc != MPI_SUCCESS ? rc : any_failed;
-  }
-  w->map = map;
-  w->map_len = len;
-  w->ctl = static_cast<Control*>(map);
+  if (leader == w->rank) shm::unlink(name);
+  if (rc != MPI_SUCCESS || any_failed) return rc != MPI_SUCCESS ? rc : any_failed;
+  w->map_len = map.size();
+  w->map = map.release();
+  w->ctl = static_cast<Control*>(w->map);
   if (leader == w->rank) {
     w->ctl->magic = kControlMagic;
     w->ctl->n = static_cast<uint32_t>(w->size);

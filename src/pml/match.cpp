@@ -5,6 +5,7 @@
 
 #include "base/counter.h"
 #include "base/log.h"
+#include "pml/decode.h"
 #include "pml/internal.h"
 
 namespace axon::pml {
@@ -104,36 +105,18 @@ void match_or_keep(MatchQueues* q, int src_world, int am_id, const MatchHeader& 
   m.header = h;
   m.source_world = src_world;
   m.am_id = am_id;
-  const uint8_t* payload = rest;
-  size_t payload_len = rest_len;
-  if (am_id == kAmEagerSync) {
-    SyncInfo s;
-    std::memcpy(&s, rest, sizeof s);
-    m.sender_request = s.sender_request;
-    m.synchronous = true;
-    payload += sizeof s;
-    payload_len -= sizeof s;
-  } else if (am_id == kAmRts || am_id == kAmRtsDevice) {
-    RtsInfo info;
-    std::memcpy(&info, rest, sizeof info);
-    m.sender_request = info.sender_request;
-    m.address = info.address;
-    m.key = info.key;
-    m.synchronous = info.synchronous;
-    m.readable = !(info.flags & kRtsNotReadable);
-    if (am_id == kAmRts && (info.flags & kRtsSegmented) && rest_len >= sizeof info + sizeof(SegRtsInfo)) {
-      SegRtsInfo seg;
-      std::memcpy(&seg, rest + sizeof info, sizeof seg);
-      m.segment = seg.segment;
-      m.key1 = seg.key1;
-    }
-    if (am_id == kAmRtsDevice) {
-      DeviceRtsInfo dev;
-      std::memcpy(&dev, rest + sizeof info, sizeof dev);
-      if (dev.has_ipc) m.ipc = std::make_shared<const accel::IpcHandle>(dev.ipc);
-    }
-    payload_len = 0;
-  }
+  MatchRest info;
+  parse_match_rest(am_id, rest, rest_len, &info);
+  m.sender_request = info.sender_request;
+  m.synchronous = info.synchronous;
+  m.address = info.address;
+  m.key = info.key;
+  m.readable = info.readable;
+  m.segment = info.segment;
+  m.key1 = info.key1;
+  if (info.has_ipc) m.ipc = std::make_shared<const accel::IpcHandle>(info.ipc);
+  const uint8_t* payload = info.payload;
+  size_t payload_len = info.payload_len;
   for (Request* r = q->posted_head; r; r = r->next) {
     if (matches(r->peer, r->match_tag, h)) {
       posted_remove(q, r);

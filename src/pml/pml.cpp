@@ -10,6 +10,7 @@
 #include "base/param.h"
 #include "base/status.h"
 #include "btl/btl.h"
+#include "pml/decode.h"
 #include "pml/internal.h"
 #include "rte/rte.h"
 
@@ -63,6 +64,16 @@ void am_rts_device(int src, const void* m, size_t n) { on_match_message(kAmRtsDe
 void am_fin(int, const void* m, size_t) { on_reply(kAmFin, m); }
 void am_sync_ack(int, const void* m, size_t) { on_reply(kAmSyncAck, m); }
 void am_cts(int, const void* m, size_t) { on_reply(kAmCts, m); }
+
+// Every handler sees only a message check_message() accepted (decode.h): a
+// malformed one is dropped with an error instead of read past its end.
+template <int Id, btl::AmHandler H> void checked(int src, const void* m, size_t n) {
+  if (const char* why = check_message(Id, m, n)) [[unlikely]] {
+    log::error("pml: dropped a malformed message (id %d, %zu bytes) from rank %d: %s", Id, n, src, why);
+    return;
+  }
+  H(src, m, n);
+}
 
 // Fills a request's arguments; the byte length covers `count` items.
 int prepare(Request* r, void* buf, MPI_Count count, const Datatype* type, int peer, int tag, Context* ctx) {
@@ -140,23 +151,23 @@ void enable_thread_safety() { detail::threaded.fetch_add(1); }
 void disable_thread_safety() { detail::threaded.fetch_sub(1); }
 
 int init() {
-  btl::register_handler(kAmEager, am_eager);
-  btl::register_handler(kAmEagerSync, am_eager_sync);
-  btl::register_handler(kAmRts, am_rts);
-  btl::register_handler(kAmRtsDevice, am_rts_device);
-  btl::register_handler(kAmFin, am_fin);
-  btl::register_handler(kAmSyncAck, am_sync_ack);
-  btl::register_handler(kAmCts, am_cts);
-  btl::register_handler(kAmFrag, on_frag);
-  btl::register_handler(kAmCtsPut, on_cts_put);
-  btl::register_handler(kAmPutFin, on_put_fin);
-  btl::register_handler(kAmSegAck, on_seg_ack);
-  btl::register_handler(kAmSegKey, on_seg_key);
-  btl::register_handler(kAmPutSegAck, on_put_seg_ack);
-  btl::register_handler(kAmPutSegKey, on_put_seg_key);
+  btl::register_handler(kAmEager, checked<kAmEager, am_eager>);
+  btl::register_handler(kAmEagerSync, checked<kAmEagerSync, am_eager_sync>);
+  btl::register_handler(kAmRts, checked<kAmRts, am_rts>);
+  btl::register_handler(kAmRtsDevice, checked<kAmRtsDevice, am_rts_device>);
+  btl::register_handler(kAmFin, checked<kAmFin, am_fin>);
+  btl::register_handler(kAmSyncAck, checked<kAmSyncAck, am_sync_ack>);
+  btl::register_handler(kAmCts, checked<kAmCts, am_cts>);
+  btl::register_handler(kAmFrag, checked<kAmFrag, on_frag>);
+  btl::register_handler(kAmCtsPut, checked<kAmCtsPut, on_cts_put>);
+  btl::register_handler(kAmPutFin, checked<kAmPutFin, on_put_fin>);
+  btl::register_handler(kAmSegAck, checked<kAmSegAck, on_seg_ack>);
+  btl::register_handler(kAmSegKey, checked<kAmSegKey, on_seg_key>);
+  btl::register_handler(kAmPutSegAck, checked<kAmPutSegAck, on_put_seg_ack>);
+  btl::register_handler(kAmPutSegKey, checked<kAmPutSegKey, on_put_seg_key>);
   btl::set_unordered(kAmFrag);  // each fragment carries its offset: transports may stripe them
-  btl::register_handler(kAmCancel, on_cancel);
-  btl::register_handler(kAmCancelReply, on_cancel_reply);
+  btl::register_handler(kAmCancel, checked<kAmCancel, on_cancel>);
+  btl::register_handler(kAmCancelReply, checked<kAmCancelReply, on_cancel_reply>);
   int64_t s = spin_param.get();
   spin = s >= 0 ? static_cast<int>(s) : (rte::job().oversubscribed ? 0 : 2000);
   // Only where waits yield at once (spinning ranks poll anyway).

@@ -14,9 +14,12 @@
 // that (ptrace restrictions, containers), caps().can_get is false and the PML
 // streams fragments through the rings instead.
 //
-// Segments are named <job shm prefix>.sm.<rank>, created 0600, and unlinked
-// as soon as every local peer has mapped them, so no file outlives start-up
-// even if the job is killed afterwards.
+// Segments are named <job shm prefix>.sm.<rank>.<random>, created
+// exclusively with mode 0600 (base/shm_file.h), their names published
+// through PMIx (key axon.btl.sm.<n>), mapped by the peers only after checking
+// owner, mode and header, and unlinked as soon as every local peer has
+// mapped them, so no file outlives start-up even if the job is killed
+// afterwards.
 #include "btl/sm/sm.h"
 
 #include <sys/uio.h>
@@ -25,6 +28,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -34,13 +38,24 @@
 #include "base/counter.h"
 #include "base/log.h"
 #include "base/param.h"
+#include "base/shm_file.h"
 #include "base/status.h"
+#include "btl/sm/layout.h"
 #include "btl/sm/segment.h"
 #include "rte/rte.h"
 
 namespace axon::btl {
 
 namespace {
+
+using namespace axon::btl::sm;  // the segment's layout (layout.h)
+
+// The PMIx key of the segment's name: "axon.btl.sm.<n>", n counting the
+// transport's openings in this process (the runtime may be started again,
+// sessions: a key of its own each time, since PMIx may answer a key it has
+// read before from its cache). Every rank opens it as often as the others.
+constexpr const char* kCardKey = "axon.btl.sm";
+int openings = 0;
 
 SizeParam eager_limit_param{"AXON_BTL_SM_EAGER_LIMIT", 0,
                             "Largest payload (bytes) sent through the shared-memory rings; larger "
@@ -68,62 +83,6 @@ Counter cma_bytes{"axon_btl_sm_cma_bytes", Counter::Class::Counter,
                   "Bytes this rank copied between processes with process_vm_readv/writev (single-copy "
                   "large messages; the sender's helping share included)"};
 
-constexpr uint64_t kSegmentMagic = 0x41584f4e534d3031ull;  // "AXONSM01"
-constexpr size_t kLine = 64;
-constexpr size_t kMaxHeader = 64;  // largest PML header carried in front of a payload
-// Lines of the next slot a polling consumer asks for ahead of its message
-// (see progress()): 4 covers messages up to 256 bytes with their headers.
-// 6 also sped up 256-320 bytes but cost 6-10 % of the 1 KiB streaming rate
-// (the consumer pulled lines the producer was still writing); 10 cost 25 %.
-constexpr size_t kPolledLines = 4;
-constexpr uint64_t kCmaProbeValue = 0x636d612070726f62ull;
-
-struct alignas(kLine) SegmentHeader {
-  std::atomic<uint64_t> magic;   // written last by the owner
-  uint32_t nrings;
-  uint32_t nslots;
-  uint32_t slot_stride;
-  int32_t owner_pid;
-  uint64_t cma_probe;            // kCmaProbeValue, read by peers through CMA
-  uint64_t cma_probe_addr;       // its address in the owner's address space
-  std::atomic<uint32_t> attached;  // local peers that have mapped this segment
-  // Where the owner last waited: its CPU plus one (0: not known). Its own
-  // line: peers read it while they poll, the owner writes it when it moves.
-  alignas(kLine) std::atomic<int32_t> cpu_plus_one;
-};
-
-// One large message being copied by CMA. The sender arms it when it announces
-// the message; the receiver fills in its buffer and both sides take pieces
-// with fetch_add until none are left, so the copy runs on two cores while the
-// sender waits, and on the receiver's alone when the sender is busy elsewhere.
-struct alignas(kLine) CopyDescriptor {
-  std::atomic<uint32_t> state;      // kCopyFree, kCopyArmed (sender), kCopyJoined (receiver)
-  std::atomic<uint32_t> failed;     // the sender could not write a piece it took
-  uint64_t source_address;          // sender's buffer, in the sender's address space
-  uint64_t dest_address;            // receiver's buffer, in the receiver's address space
-  uint64_t length;                  // bytes to move
-  uint64_t chunk;                   // bytes per piece
-  int32_t receiver_pid;
-  std::atomic<uint64_t> next_piece;
-  std::atomic<uint64_t> bytes_done;
-};
-constexpr uint32_t kCopyFree = 0, kCopyArmed = 1, kCopyJoined = 2;
-constexpr int kCopyDescriptors = 32;
-
-struct alignas(kLine) RingControl {
-  std::atomic<uint64_t> head;  // next slot the consumer will read
-};
-
-struct alignas(16) SlotHeader {
-  std::atomic<uint64_t> sequence;  // index+1 once the slot holds message `index`
-  uint32_t length;
-  uint16_t am_id;
-  uint16_t reserved;
-};
-static_assert(sizeof(SlotHeader) == 16);
-
-size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
-
 // Two overlapping moves of W bytes: any length from W to 2 W.
 template <size_t W> inline void copy_overlapping(uint8_t* d, const uint8_t* s, size_t n) {
   uint8_t a[W], b[W];
@@ -145,14 +104,6 @@ inline void copy_bytes(void* dst, const void* src, size_t n) {
   else if (n >= 4) copy_overlapping<4>(d, s, n);
   else
     for (size_t i = 0; i < n; ++i) d[i] = s[i];
-}
-
-size_t ring_bytes(uint32_t nslots, uint32_t stride) { return sizeof(RingControl) + size_t(nslots) * stride; }
-
-size_t rings_offset() { return round_up(sizeof(SegmentHeader), kLine) + kCopyDescriptors * sizeof(CopyDescriptor); }
-
-CopyDescriptor* descriptors_of(void* segment) {
-  return reinterpret_cast<CopyDescriptor*>(static_cast<uint8_t*>(segment) + round_up(sizeof(SegmentHeader), kLine));
 }
 
 // Moves `len` bytes between this process and `pid`; `read` pulls from the
@@ -208,7 +159,7 @@ class SharedMemoryTransport final : public Transport {
     const rte::Job& job = rte::job();
     size_t eager = static_cast<size_t>(eager_limit_param.get());
     if (eager == 0) eager = default_eager_limit(job.local_size);
-    if (eager < 256) eager = 256;
+    eager = std::clamp<size_t>(eager, 256, kMaxStride - sizeof(SlotHeader) - kMaxHeader - kLine);
     stride_ = static_cast<uint32_t>(round_up(sizeof(SlotHeader) + kMaxHeader + eager, kLine));
     int64_t slots = slots_param.get();
     if (slots <= 0) {
@@ -216,16 +167,16 @@ class SharedMemoryTransport final : public Transport {
       slots = (8 << 20) / (int64_t(stride_) * std::max(1, job.local_size - 1));
       slots = std::clamp<int64_t>(slots, 8, 64);
     }
+    slots = std::min<int64_t>(slots, kMaxSlots);
     nslots_ = static_cast<uint32_t>(slots);
     caps_.eager_limit = eager;
     caps_.latency_ns = 200;
     caps_.bandwidth_mbs = 10000;
 
     size_t size = rings_offset() + job.local_size * ring_bytes(nslots_, stride_);
-    std::string name = job.shm_prefix + ".sm." + std::to_string(job.rank);
-    if (int err = own_.create(name, size)) {
-      log::error("cannot create shared-memory segment /dev/shm%s (%zu bytes): %s", name.c_str(), size,
-                 strerror(err));
+    std::string why;
+    if (int err = own_.create(job.shm_prefix, "sm." + std::to_string(job.rank), size, &why)) {
+      log::error("cannot create the shared-memory segment of this rank (%zu bytes): %s", size, why.c_str());
       return err;
     }
     auto* h = static_cast<SegmentHeader*>(own_.base());
@@ -245,7 +196,9 @@ class SharedMemoryTransport final : public Transport {
       inbound_[i].slots = reinterpret_cast<uint8_t*>(inbound_[i].control + 1);
       inbound_[i].world_rank = job.local_peers[i];
     }
-    return 0;
+    // Its name goes to the local peers through PMIx, and only there.
+    card_key_ = std::string(kCardKey) + "." + std::to_string(openings++);
+    return rte::publish(card_key_.c_str(), own_.name().data(), own_.name().size());
   }
 
   int connect_peers() override {
@@ -259,17 +212,24 @@ class SharedMemoryTransport final : public Transport {
     for (int i = 0; i < job.local_size; ++i) {
       int peer = job.local_peers[i];
       if (peer == job.rank) continue;
-      std::string name = job.shm_prefix + ".sm." + std::to_string(peer);
-      if (int err = segments_[i].attach(name)) {
-        log::error("cannot map the shared-memory segment of local rank %d (/dev/shm%s): %s", peer,
-                   name.c_str(), strerror(err));
-        return err;
-      }
-      auto* h = static_cast<SegmentHeader*>(segments_[i].base());
-      if (h->magic.load(std::memory_order_acquire) != kSegmentMagic) {
-        log::error("shared-memory segment of rank %d is not initialised", peer);
+      std::vector<uint8_t> card;
+      std::string name, why;
+      if (rte::lookup(peer, card_key_.c_str(), &card) != 0 ||
+          !shm::parse_name(card.data(), card.size(), job.shm_prefix, &name)) {
+        log::error("local rank %d published no usable name of its shared-memory segment", peer);
         return EINVAL;
       }
+      if (int err = segments_[i].attach(name, rings_offset(), &why)) {
+        log::error("cannot map the shared-memory segment of local rank %d: %s", peer, why.c_str());
+        return err;
+      }
+      if (const char* wrong = check_segment(segments_[i].base(), segments_[i].size(), uint32_t(job.local_size),
+                                            uint32_t(job.local_rank))) {
+        log::error("the shared-memory segment of local rank %d (/dev/shm%s) cannot be used: %s", peer,
+                   name.c_str(), wrong);
+        return EINVAL;
+      }
+      auto* h = static_cast<SegmentHeader*>(segments_[i].base());
       Outbound& out = outbound_[i];
       out.control = ring_in(h, job.local_rank, h->nslots, h->slot_stride);
       out.slots = reinterpret_cast<uint8_t*>(out.control + 1);
@@ -351,6 +311,7 @@ class SharedMemoryTransport final : public Transport {
     d.state.store(kCopyArmed, std::memory_order_release);
     armed_.push_back(index);
     armed_to_[index] = peer;
+    armed_len_[index] = len;
     return static_cast<uint64_t>(index) + 1;
   }
 
@@ -369,6 +330,7 @@ class SharedMemoryTransport final : public Transport {
     // is busy reading ours, and splitting both copies into pieces that each
     // side races for cost 10-25% (2-rank bibw, 1 MiB ialltoall), so copy
     // alone, in one call.
+    if (!descriptor_key_ok(remote_key)) remote_key = 0;  // read alone
     if (remote_key == 0 || len < 2 * chunk_ || sending_to(peer)) {
       if (cma_copy(pid, true, local, remote_addr, len)) return kOk;
       log::error("process_vm_readv from rank %d failed: %s", peer, strerror(errno));
@@ -413,7 +375,13 @@ class SharedMemoryTransport final : public Transport {
     for (int index : armed_) {
       CopyDescriptor& d = descriptors_of(own_.base())[index];
       if (d.state.load(std::memory_order_acquire) != kCopyJoined) continue;
-      uint64_t len = d.length, chunk = d.chunk, pieces = (len + chunk - 1) / chunk;
+      // The receiver wrote length and chunk: never more than we exposed.
+      uint64_t len = std::min<uint64_t>(d.length, armed_len_[index]), chunk = d.chunk;
+      if (chunk == 0) {
+        d.failed.store(1, std::memory_order_release);
+        continue;
+      }
+      uint64_t pieces = (len + chunk - 1) / chunk;
       for (uint64_t i; (i = d.next_piece.fetch_add(1, std::memory_order_acq_rel)) < pieces;) {
         uint64_t off = i * chunk;
         size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, len - off));
@@ -447,7 +415,9 @@ class SharedMemoryTransport final : public Transport {
           for (size_t line = 2; line < kPolledLines; ++line) __builtin_prefetch(first + line * kLine);
           break;
         }
-        handler(slot->am_id)(in.world_rank, slot + 1, slot->length);
+        uint32_t length = slot->length;
+        if (!slot_fits(length, stride_)) [[unlikely]] corrupt_slot(in.world_rank, length);
+        handler(slot->am_id)(in.world_rank, slot + 1, length);
         ++in.head;
         in.control->head.store(in.head, std::memory_order_release);
         ++handled;
@@ -457,6 +427,16 @@ class SharedMemoryTransport final : public Transport {
   }
 
  private:
+  // A slot no sender of this job writes (memory of the segment overwritten):
+  // nothing after it in the ring can be trusted either.
+  [[noreturn]] static void corrupt_slot(int peer, uint32_t length) {
+    char message[160];
+    snprintf(message, sizeof message, "sm: a message from rank %d claims %u bytes, more than its slot holds: the "
+             "shared-memory ring is corrupt", peer, length);
+    log::error("%s; ending the job", message);
+    rte::abort_job(1, message);
+  }
+
   static RingControl* ring_in(void* segment, int index, uint32_t nslots, uint32_t stride) {
     auto* base = static_cast<uint8_t*>(segment) + rings_offset();
     return reinterpret_cast<RingControl*>(base + size_t(index) * ring_bytes(nslots, stride));
@@ -484,8 +464,10 @@ class SharedMemoryTransport final : public Transport {
   std::vector<int> free_descriptors_;  // our copy descriptors not in use
   std::vector<int> armed_;             // ours announced to a receiver
   int armed_to_[kCopyDescriptors] = {};  // by descriptor: the receiver's world rank
+  uint64_t armed_len_[kCopyDescriptors] = {};  // by descriptor: the bytes exposed
   uint32_t nslots_ = 0;
   uint32_t stride_ = 0;
+  std::string card_key_;
   SharedSegment own_;
   std::vector<SharedSegment> segments_;  // peers' segments, by local index
   std::vector<Outbound> outbound_;       // by local index

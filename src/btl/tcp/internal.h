@@ -1,0 +1,247 @@
+// btl/tcp inside: the transport object and what its files share.
+//   tcp.cpp        set-up, send, framing, flush, lost peers, shutdown
+//   addresses.cpp  which address of a peer to use; striping over several
+//   handshake.cpp  accepting, the handshake of both sides, deadlines,
+//                  retries, the cap on unauthenticated connections, the
+//                  rate-limited report of refused connections
+//   interfaces.cpp which interfaces to listen on
+//   wire.{h,cpp}   the bytes on the wire and their parsers (pure)
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "btl/btl.h"
+#include "btl/tcp/wire.h"
+
+namespace axon::btl::tcp {
+
+constexpr size_t kMaxPmlHeader = 256;      // room for the PML's headers in front of a payload
+constexpr uint32_t kMaxLinks = 8;          // connections per peer: the ordered one and 7 for striping
+constexpr uint32_t kDefaultWeight = 1000;  // Mb/s assumed for a link of unknown speed
+
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  Fd(Fd&& o) noexcept : fd_(o.release()) {}
+  Fd& operator=(Fd&& o) noexcept {
+    reset(o.release());
+    return *this;
+  }
+  ~Fd() { reset(); }
+  int get() const { return fd_; }
+  int release() {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
+  void reset(int fd = -1) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+std::string ip_text(uint32_t addr_net, uint16_t port_net);
+
+// ---- interfaces (interfaces.cpp) ----
+
+struct Interface {
+  std::string name;
+  uint32_t addr = 0;  // network order
+  uint32_t mask = 0;  // network order
+  bool loopback = false;
+  uint32_t speed_mbs = 0;
+};
+// The interfaces AXON_BTL_TCP_IF_INCLUDE / _EXCLUDE let us use; non-zero
+// (the reason logged) when the settings are wrong or leave none.
+int choose_interfaces(std::vector<Interface>* usable);
+std::string describe(const std::vector<Interface>& list);
+
+// ---- connections ----
+
+struct Pollable {
+  bool is_listener = false;
+};
+
+struct Listener : Pollable {
+  Fd fd;
+  Interface iface;
+  uint16_t port = 0;  // network order
+};
+
+enum class ConnState { Connecting, AwaitAccept, AwaitHello, Open, Closed };
+
+struct Conn : Pollable {
+  Fd fd;
+  ConnState state = ConnState::Closed;
+  bool outgoing = false;
+  int peer = -1;             // world rank; for incoming connections known after the Hello
+  uint32_t link = 0;         // 0: the peer's ordered connection; k > 0: striping link k
+  bool want_write = false;   // EPOLLOUT registered
+  bool bye = false;          // the peer announced an orderly close
+  bool parked = false;       // a foreign process's Hello, waiting for add_peer()
+  bool pending = false;      // in TcpTransport::pending_ (unauthenticated, incoming)
+  bool got_bytes = false;    // something arrived (a handshake under way)
+  uint64_t parked_job = 0;
+  int32_t parked_rank = -1;
+  uint32_t parked_link = 0;
+  uint32_t src_addr = 0;     // incoming: the other end's address (network order)
+  uint64_t since_ns = 0;     // accepted or dialled: its handshake deadline counts from here
+  std::string where;         // "addr:port" of the other end, for messages
+  std::vector<uint8_t> in;   // received bytes not yet consumed
+  size_t in_len = 0;
+  std::deque<std::vector<uint8_t>> out;  // queued bytes, in order
+  size_t out_offset = 0;     // bytes of out.front() already written
+  size_t out_bytes = 0;      // queued bytes not yet written
+};
+
+struct Peer {
+  bool reachable = false;
+  uint64_t job = 0;   // namespace hash and rank in that job (foreign ids: another job's)
+  int32_t rank = -1;
+  uint8_t token[kTokenBytes] = {};
+  uint32_t addr = 0;  // chosen address (network order)
+  uint16_t port = 0;
+  Conn* open = nullptr;        // the connection messages travel on
+  Conn* connecting = nullptr;  // ours, until accepted or rejected
+  bool waiting_for_peer = false;  // ours was rejected: the peer's own connection is coming
+  uint64_t waiting_since_ns = 0;
+  bool failed = false;         // unreachable or lost: sends fail
+  uint64_t lost_at_ns = 0;     // when its connection broke without a Bye (0: never)
+  bool lost_logged = false;
+  size_t undelivered = 0;      // bytes lost with a broken connection (the job ends after the grace)
+  // Connecting: attempts that failed before an answer, when the first began,
+  // when the next one is due (0: none scheduled), why the last one failed.
+  int attempts = 0;
+  uint64_t first_attempt_ns = 0;
+  uint64_t retry_at_ns = 0;
+  std::string last_error;
+  std::deque<std::vector<uint8_t>> early;  // frames sent before any connection was accepted
+  size_t early_bytes = 0;
+  // Striping: further address pairs (link k uses extra[k-1]), the open
+  // striping connections, and a stride scheduler over the ordered connection
+  // (index 0) and the links, weighted by link speed.
+  struct Address {
+    uint32_t addr;
+    uint16_t port;
+    uint32_t weight;
+  };
+  std::vector<Address> extra;
+  std::vector<Conn*> links;    // by k-1; nullptr until open
+  std::vector<uint64_t> pass;  // by index 0..links.size()
+  uint32_t weight = kDefaultWeight;
+};
+
+// Connections refused before they were authenticated, reported at a bounded
+// rate: the first few one line each, then one count per window while they
+// keep coming (a port scan or a flood would otherwise write thousands).
+enum class Refusal { BadHandshake, Crowded, TimedOut };
+struct RefusalReport {
+  uint64_t window_end = 0;  // end of the current window (0: quiet)
+  int shown = 0;            // lines of their own since it was last quiet
+  uint64_t counts[3] = {};  // not shown in this window, by Refusal
+  std::string latest;       // where the last one not shown came from
+};
+
+class TcpTransport final : public Transport {
+ public:
+  ~TcpTransport() override { shutdown_all(); }
+
+  int open(bool publish = true);
+  bool card(std::vector<uint8_t>* out) const override {
+    *out = card_;
+    return !card_.empty();
+  }
+  bool add_peer(int id, const std::vector<uint8_t>& card) override;
+  int connect_peers() override;
+  const char* name() const override { return "tcp"; }
+  const Caps& caps() const override { return caps_; }
+  bool reaches(int r) const override { return r != me_ && r >= 0 && size_t(r) < peers_.size() && peers_[r].reachable; }
+  int send(int peer, int am_id, const void* header, size_t header_len, const void* payload,
+           size_t payload_len) override;
+  int progress() override;
+
+ private:
+  // ---- tcp.cpp ----
+  void init_own_peers();
+  int listen_on(const Interface& i);
+  // ---- addresses.cpp ----
+  void choose_address(int r, const std::vector<uint8_t>& card);
+  static bool same_node(int id);
+  bool peer_is_lower(const Peer& p) const { return p.job != job_hash_ ? p.job < job_hash_ : p.rank < me_; }
+  static uint32_t weight_of(uint32_t a, uint32_t b);
+  Conn* pick_link(Peer& p);
+  void start_link(int peer, uint32_t k);
+  void open_link(Conn* c);
+  // ---- tcp.cpp ----
+  Conn* new_conn(int fd, bool outgoing, std::string where);
+  void want_write(Conn* c, bool on);
+  Conn* dial(int peer, uint32_t link, uint32_t addr, uint16_t port, std::string* why);
+  void queue_hello(Conn* c, HelloKind kind, int to, const uint8_t* token, uint32_t link);
+  void close_conn(Conn* c);
+  void lost(Conn* c, int err);
+  bool flush(Conn* c);
+  void make_open(Conn* c);
+  int consume(Conn* c, bool discard);
+  int read_ready(Conn* c, bool discard);
+  void finish_connect(Conn* c);
+  int poll_once(bool discard);
+  void reap();
+  std::vector<uint8_t> frame_bytes(const FrameHeader& fh, const void* header, size_t header_len, const void* payload,
+                                   size_t payload_len, size_t skip);
+  void shutdown_all();
+
+  // ---- handshake.cpp ----
+  void read_handshake_params();
+  void accept_some(Listener* l);
+  void make_room(Conn* newcomer);
+  void drop_pending(Conn* c);
+  void refuse(Conn* c, Refusal kind, const char* why);
+  void report_refusals(uint64_t now, bool final);
+  void on_hello(Conn* c, const Hello& h);
+  void accept_hello(Conn* c, int from, uint32_t link);
+  void on_answer(Conn* c, const Hello& h);
+  bool start_connect(int peer);
+  void handshake_failed(Conn* c, const std::string& why);
+  void attempt_failed(int peer, const std::string& why);
+  void give_up(int peer, const std::string& why);
+  void arm_timer(uint64_t at) {
+    if (!next_timer_ns_ || at < next_timer_ns_) next_timer_ns_ = at;
+  }
+  void run_timers_if_due();
+  void run_timers(uint64_t now);
+
+  Caps caps_;
+  int me_ = 0;
+  uint64_t job_hash_ = 0;
+  uint8_t token_[kTokenBytes] = {};
+  size_t max_frame_ = 0;
+  size_t queue_limit_ = 0;
+  uint64_t lost_grace_ns_ = 0;
+  uint64_t handshake_timeout_ns_ = 0;
+  uint64_t connect_timeout_ns_ = 0;
+  uint64_t next_timer_ns_ = 0;  // when run_timers has something to do (0: nothing)
+  bool in_progress_ = false;
+  bool finalizing_ = false;
+  Fd epoll_;
+  std::vector<std::unique_ptr<Listener>> listeners_;
+  std::vector<std::unique_ptr<Conn>> conns_;
+  std::vector<Conn*> pending_;  // incoming, not authenticated yet (parked ones excluded), oldest first
+  std::vector<Peer> peers_;     // by world rank, then foreign ids (rte::foreign)
+  std::vector<uint8_t> card_;
+  std::string card_key_;  // its PMIx key (tcp.cpp)
+  RefusalReport refusals_;
+};
+
+}  // namespace axon::btl::tcp
