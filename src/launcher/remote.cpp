@@ -66,6 +66,20 @@ void read_signals_but_sigchld(int signal_fd, std::vector<int> &signals) {
     }
 }
 
+
+// The address a connection came from, without its port (the unit of the
+// per-source limit while the daemons start).
+std::string peer_address(const sockaddr_storage &from) {
+    if (from.ss_family == AF_INET) {
+        const auto &in4 = reinterpret_cast<const sockaddr_in &>(from);
+        return std::string(reinterpret_cast<const char *>(&in4.sin_addr), sizeof in4.sin_addr);
+    }
+    if (from.ss_family == AF_INET6) {
+        const auto &in6 = reinterpret_cast<const sockaddr_in6 &>(from);
+        return std::string(reinterpret_cast<const char *>(&in6.sin6_addr), sizeof in6.sin6_addr);
+    }
+    return std::string();
+}
 }  // namespace
 
 std::string FenceNames::next(const HostEvent &fence) {
@@ -248,7 +262,29 @@ int RemoteNodes::start(const RemoteStartOptions &options) {
 
     // Wait for every daemon's HELLO, an agent's failure, a signal, or the timeout.
     const auto deadline = Clock::now() + std::chrono::seconds(options.launch_timeout_seconds);
-    std::vector<wire::Channel> pending;
+    // Connections that have not proved to be a daemon (a HELLO with the
+    // job's secret). Strangers (a port scan, another user) must not hang or
+    // flood the launch: at most kMaxPending of them are kept, kPerSource from
+    // one address, each for kHelloDeadline, with frames of at most
+    // kHelloLimit bytes. When full, a newcomer pushes out the oldest
+    // connection of the address that holds the most, unless that is its own
+    // address and it has kPerSource already: a flood from one address
+    // cannot keep a daemon from another out, and a daemon, which sends its
+    // HELLO as soon as it connects, is read before it could be pushed out.
+    struct Pending {
+        wire::Channel channel;
+        Clock::time_point since;
+        std::string source;
+    };
+    constexpr size_t kMaxPending = 64, kPerSource = 16;
+    constexpr uint32_t kHelloLimit = 1u << 20;
+    constexpr auto kHelloDeadline = std::chrono::seconds(10);
+    std::vector<Pending> pending;
+    auto held_by = [&](const std::string &source) {
+        return static_cast<size_t>(
+            std::count_if(pending.begin(), pending.end(), [&](const Pending &p) { return p.source == source; }));
+    };
+    refused_ = RefusedLog{};
     auto all_hello = [&] {
         return std::all_of(daemons_.begin(), daemons_.end(), [](const Daemon &d) { return d.hello; });
     };
@@ -266,7 +302,7 @@ int RemoteNodes::start(const RemoteStartOptions &options) {
             return 1;
         }
         std::vector<pollfd> fds{{signal_fd_, POLLIN, 0}, {listener_.get(), POLLIN, 0}};
-        for (auto &channel : pending) fds.push_back({channel.fd(), POLLIN, 0});
+        for (auto &p : pending) fds.push_back({p.channel.fd(), POLLIN, 0});
         poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(left, 1000)));
 
         std::vector<int> signals;
@@ -292,24 +328,59 @@ int RemoteNodes::start(const RemoteStartOptions &options) {
             stop_all_now();
             return 1;
         }
+        const auto now = Clock::now();
         if (fds[1].revents) {
-            while (true) {
-                int fd = accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
-                if (fd < 0) break;
-                pending.emplace_back(UniqueFd(fd));
+            for (int accepted = 0; accepted < 16; ++accepted) {
+                sockaddr_storage from{};
+                socklen_t from_len = sizeof from;
+                int fd = accept4(listener_.get(), reinterpret_cast<sockaddr *>(&from), &from_len,
+                                 SOCK_CLOEXEC | SOCK_NONBLOCK);
+                if (fd < 0) {
+                    // Out of descriptors: the listener stays readable, so free
+                    // one (the oldest stranger) rather than spin on it.
+                    if ((errno == EMFILE || errno == ENFILE) && !pending.empty()) {
+                        pending.erase(pending.begin());
+                        refused_.note();
+                    } else if (errno == EMFILE || errno == ENFILE) {
+                        poll(nullptr, 0, 10);
+                    }
+                    break;
+                }
+                std::string source = peer_address(from);
+                if (held_by(source) >= kPerSource) {
+                    ::close(fd);
+                    refused_.note();
+                    continue;
+                }
+                if (pending.size() >= kMaxPending) {
+                    // The oldest connection of the address that holds the most.
+                    auto victim = pending.begin();
+                    size_t most = 0;
+                    for (auto it = pending.begin(); it != pending.end(); ++it) {
+                        size_t held = held_by(it->source);
+                        if (held > most) most = held, victim = it;
+                    }
+                    pending.erase(victim);
+                    refused_.note();
+                }
+                pending.push_back(Pending{wire::Channel(UniqueFd(fd)), now, std::move(source)});
+                pending.back().channel.limit_messages(kHelloLimit);
             }
         }
         for (size_t i = 0; i < pending.size();) {
             std::vector<wire::Message> messages;
-            bool alive = pending[i].receive(messages);
+            bool alive = pending[i].channel.receive(messages);
             bool used = false;
-            if (!messages.empty()) used = handle_hello(pending[i], messages.front());
-            if (used || !alive || !messages.empty()) {
+            if (!messages.empty()) used = handle_hello(pending[i].channel, messages.front());
+            bool expired = now - pending[i].since > kHelloDeadline;
+            if (!used && (expired || !alive || !messages.empty())) refused_.note();
+            if (used || expired || !alive || !messages.empty()) {
                 pending.erase(pending.begin() + static_cast<long>(i));
             } else {
                 ++i;
             }
         }
+        refused_.report(now);
     }
 
     for (auto &daemon : daemons_) {
@@ -326,6 +397,23 @@ int RemoteNodes::start(const RemoteStartOptions &options) {
     return 0;
 }
 
+void RemoteNodes::RefusedLog::note() {
+    if (said < 3) {
+        ++said;
+        std::fprintf(stderr, "mpirun: refused a connection that is not one of this job's daemons\n");
+        last = std::chrono::steady_clock::now();
+    } else {
+        ++unsaid;
+    }
+}
+
+void RemoteNodes::RefusedLog::report(std::chrono::steady_clock::time_point now) {
+    if (unsaid == 0 || now - last < std::chrono::seconds(5)) return;
+    std::fprintf(stderr, "mpirun: refused %u more connection(s) that are not this job's daemons\n", unsaid);
+    unsaid = 0;
+    last = now;
+}
+
 // Takes a daemon's first message: a HELLO with the right magic, a node that
 // still waits for its daemon, and the job's secret. Anything else is dropped.
 bool RemoteNodes::handle_hello(wire::Channel &channel, const wire::Message &message) {
@@ -339,13 +427,11 @@ bool RemoteNodes::handle_hello(wire::Channel &channel, const wire::Message &mess
     bool secret_ok = secret.size() == secret_.size();
     unsigned char difference = 0;  // compare in constant time
     for (size_t i = 0; secret_ok && i < secret.size(); ++i) difference |= secret[i] ^ secret_[i];
-    if (!daemon || daemon->hello || !secret_ok || difference != 0) {
-        std::fprintf(stderr, "mpirun: refused a connection that is not one of this job's daemons\n");
-        return false;
-    }
+    if (!daemon || daemon->hello || !secret_ok || difference != 0) return false;  // counted by the caller
     daemon->hello = true;
     daemon->resources = std::move(resources);
     daemon->channel = std::move(channel);
+    daemon->channel.limit_messages(wire::max_message);
     daemon->channel.send(wire::Type::welcome, wire::Writer());  // the daemon stops trying other addresses
     return true;
 }

@@ -92,6 +92,15 @@ private:
         bool done = false;          // DONE received, or lost
         NodeResources resources;    // from HELLO
     };
+    // Connections refused while the daemons start (strangers): the first few
+    // are said one by one, then a count every few seconds, so a port scan
+    // cannot flood the terminal.
+    struct RefusedLog {
+        unsigned said = 0, unsaid = 0;
+        std::chrono::steady_clock::time_point last{};
+        void note();
+        void report(std::chrono::steady_clock::time_point now);
+    };
     struct Collect {
         size_t expected = 0;
         std::map<uint32_t, std::string> data;  // node -> contribution
@@ -114,6 +123,7 @@ private:
     RemoteStartOptions options_;
     std::vector<Daemon> daemons_;
     UniqueFd listener_;
+    RefusedLog refused_;
     std::string secret_;
     FenceNames fence_names_;
     std::map<std::string, Collect> collects_;

@@ -66,7 +66,7 @@ bool Channel::receive(std::vector<Message> &out) {
     while (incoming_.size() - offset >= 5) {
         uint32_t length;
         std::memcpy(&length, incoming_.data() + offset, 4);
-        if (length == 0 || length > max_message) {
+        if (length == 0 || length > limit_) {
             alive = false;
             break;
         }

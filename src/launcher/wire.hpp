@@ -127,11 +127,15 @@ public:
     // Blocks (poll) until everything queued is written or `timeout_ms` passes.
     void drain(int timeout_ms);
     void close() { fd_.reset(); }
+    // A frame longer than `max` is malformed (a peer that has not proved
+    // itself yet gets a small limit, not max_message).
+    void limit_messages(uint32_t max) { limit_ = max; }
 
 private:
     UniqueFd fd_;
     std::string outgoing_;
     std::string incoming_;
+    uint32_t limit_ = max_message;
 };
 
 // Connects to host:port (numeric IPv4/IPv6 or a name) with a bound wait.
