@@ -94,7 +94,17 @@ CollStaging::~CollStaging() {
 int CollStaging::finish() {
   if (finished_) return MPI_SUCCESS;
   finished_ = true;
+  return copy_out();
+}
+
+int CollStaging::copy_out() {
   if (recv_copy_ && copy_from_host(recv_device_, recv_host_, recv_copy_) != 0) return MPI_ERR_OTHER;
+  return MPI_SUCCESS;
+}
+
+int CollStaging::copy_in() {
+  if (send_copy_ && copy_to_host(send_host_, send_device_, send_copy_) != 0) return MPI_ERR_OTHER;
+  if (recv_copy_in_ && recv_copy_ && copy_to_host(recv_host_, recv_device_, recv_copy_) != 0) return MPI_ERR_OTHER;
   return MPI_SUCCESS;
 }
 
@@ -107,6 +117,8 @@ int stage_collective(coll::Args* a, int peers, std::unique_ptr<CollStaging>* out
     st->send_host_ = pinned_alloc(st->send_len_);
     if (!st->send_host_) return MPI_ERR_NO_MEM;
     const auto* dev = static_cast<const uint8_t*>(a->sendbuf) + s.lo;
+    st->send_device_ = dev;
+    st->send_copy_ = n;
     if (copy_to_host(st->send_host_, dev, n) != 0) return MPI_ERR_OTHER;
     a->sendbuf = static_cast<uint8_t*>(st->send_host_) - s.lo;
   }
@@ -118,7 +130,8 @@ int stage_collective(coll::Args* a, int peers, std::unique_ptr<CollStaging>* out
     if (!st->recv_host_) return MPI_ERR_NO_MEM;
     st->recv_device_ = static_cast<uint8_t*>(a->recvbuf) + s.lo;
     st->recv_copy_ = n;
-    if (!writes_whole_recv(*a) && copy_to_host(st->recv_host_, st->recv_device_, n) != 0) return MPI_ERR_OTHER;
+    st->recv_copy_in_ = !writes_whole_recv(*a);
+    if (st->recv_copy_in_ && copy_to_host(st->recv_host_, st->recv_device_, n) != 0) return MPI_ERR_OTHER;
     a->recvbuf = static_cast<uint8_t*>(st->recv_host_) - s.lo;
   }
   *out = std::move(st);

@@ -7,6 +7,9 @@
 // runs at the link's speed, while one from fresh malloc'ed pages made the
 // driver lock them on every call (2 MiB allreduce 7x slower than 1 MiB on
 // an H200, docs/performance.md).
+// Reductions still combine with the GPU kernels where they apply
+// (coll::Args::device_combine, accel::combine_on_device). Persistent calls
+// copy in at every start (copy_in) and back at every completion (copy_out).
 // This helper sits above src/coll (it reads coll::Args); accel.h does not.
 #pragma once
 
@@ -21,9 +24,17 @@ class CollStaging {
   ~CollStaging();
   // Copies the receive buffer back to the device; 0 or an MPI error class.
   int finish();
+  // Persistent collectives, at every start and completion: the device data
+  // to the host copies again (send span; receive span unless the call
+  // writes it whole), and the receive span back (0 or an MPI error class).
+  int copy_in();
+  int copy_out();
 
  private:
   friend int stage_collective(coll::Args* a, int peers, std::unique_ptr<CollStaging>* out);
+  const void* send_device_ = nullptr;  // start of the send span on the device
+  size_t send_copy_ = 0;               // bytes copied in
+  bool recv_copy_in_ = false;          // whether the receive span is copied in
   void* recv_device_ = nullptr;  // start of the span on the device
   void* recv_host_ = nullptr;  // pinned_alloc'ed, recv_len_ bytes
   size_t recv_len_ = 0;

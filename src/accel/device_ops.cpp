@@ -10,6 +10,8 @@
 
 #include "accel/accel.h"
 #include "accel/kernels.h"
+#include "accel/params.h"
+#include "base/log.h"
 
 namespace axon::accel {
 
@@ -22,6 +24,11 @@ Counter gpu_reductions{"axon_accel_gpu_reductions", Counter::Class::Counter,
                        "Reductions on GPU buffers computed by a GPU kernel"};
 Counter host_staged_ops{"axon_accel_host_staged_ops", Counter::Class::Counter,
                         "Pack/unpack operations and reductions on GPU buffers done on host copies"};
+Counter coll_kernel_reductions{"axon_accel_coll_kernel_reductions", Counter::Class::Counter,
+                               "Reducing collectives on GPU buffers whose local combine steps ran as GPU kernels"};
+Counter coll_host_reductions{"axon_accel_coll_host_reductions", Counter::Class::Counter,
+                             "Reducing collectives on GPU buffers combined on the CPU (no GPU kernels, a "
+                             "user-defined op, or a datatype the kernels do not cover)"};
 
 namespace {
 
@@ -97,6 +104,46 @@ int device_op_apply(const Op& op, const void* in, void* inout, std::size_t count
   int rc = op_apply(op, src.base, dst.base, count, t);
   if (rc != MPI_SUCCESS) return rc;
   return dst.write_back(inout, span);
+}
+
+const char* collective_host_reason(const Op& op, const Datatype& t, std::size_t bytes) {
+  if (op.kind == OpKind::user) return "user-defined op";
+  if (!kernels::reduce_supported(op, t)) return "no GPU kernels, or none for this op and datatype";
+  const auto min = static_cast<std::size_t>(std::max<int64_t>(0, coll_kernel_min_param.get()));
+  return bytes < min ? "fewer bytes than AXON_ACCEL_COLL_KERNEL_MIN" : nullptr;
+}
+
+void count_collective_combine(const char* what, const char* host_reason) {
+  (host_reason ? coll_host_reductions : coll_kernel_reductions).add();
+  if (host_reason) log::debug(1, "accel: %s on GPU buffers: combine on the CPU (host staging: %s)", what, host_reason);
+  else log::debug(1, "accel: %s on GPU buffers: combine with GPU kernels", what);
+}
+
+int combine_on_device(const Op& op, const void* in, void* inout, std::size_t count, const Datatype& t) {
+  const Span span(t, count);
+  const std::size_t len = span.len();
+  if (count == 0 || len == 0) return MPI_SUCCESS;
+  void* din = kernels::scratch_alloc(len);
+  void* dio = din ? kernels::scratch_alloc(len) : nullptr;
+  int rc = 1;
+  if (dio) {
+    const auto* hin = static_cast<const unsigned char*>(in) + span.lo;
+    auto* hio = static_cast<unsigned char*>(inout) + span.lo;
+    auto* sin = static_cast<unsigned char*>(din);
+    auto* sio = static_cast<unsigned char*>(dio);
+    if (accel::copy(sin, hin, len) != 0 || accel::copy(sio, hio, len) != 0) {
+      rc = MPI_ERR_OTHER;
+    } else {
+      // The scratch holds the span: the buffers' origins lie span.lo before.
+      rc = kernel_result(kernels::reduce(op, sin - span.lo, sio - span.lo, count, t));
+      if (rc == MPI_SUCCESS && accel::copy(hio, sio, len) != 0) rc = MPI_ERR_OTHER;
+    }
+  }
+  kernels::scratch_free(dio, len);
+  kernels::scratch_free(din, len);
+  if (rc != 1) return rc;
+  host_staged_ops.add();
+  return op_apply(op, in, inout, count, t);
 }
 
 int device_pack(const Datatype& t, const void* user, std::size_t count, void* packed) {

@@ -415,6 +415,12 @@ int unpack(void* user, const void* packed, size_t count, const Datatype& t) {
   return pack_or_unpack(false, user, packed, count, t);
 }
 
+bool reduce_supported(const Op& op, const Datatype& t) {
+  const int code = op_code(op.kind);
+  const int s = storage_of(t.element);
+  return code >= 0 && s >= 0 && op_supported(code, s) && available();
+}
+
 int reduce(const Op& op, const void* in, void* inout, size_t count, const Datatype& t) {
   const int code = op_code(op.kind);
   const int s = storage_of(t.element);

@@ -29,6 +29,11 @@ extern BoolParam kernels_param;
 extern Counter gpu_packs;         // pack/unpack done by a GPU kernel
 extern Counter gpu_reductions;    // reductions done by a GPU kernel
 extern Counter host_staged_ops;   // device pack/unpack/reductions done on host copies
+// Reducing collectives on GPU buffers (src/mpi/coll.cpp): whose local
+// combine steps run as GPU kernels, and those that combine on the CPU
+// (no kernels, a user-defined op, a type the kernels do not cover).
+extern Counter coll_kernel_reductions;
+extern Counter coll_host_reductions;
 
 namespace kernels {
 
@@ -51,6 +56,10 @@ int unpack(void* user, const void* packed, std::size_t count, const Datatype& t)
 // predefined arithmetic op on device memory; the caller checked that the op
 // is defined for the type.
 int reduce(const Op& op, const void* in, void* inout, std::size_t count, const Datatype& t);
+// Whether reduce() has a kernel for this op and type's element kind and the
+// kernels are usable (loads them on the first call). A type the check
+// passes may still be refused by reduce() (an irregular derived type).
+bool reduce_supported(const Op& op, const Datatype& t);
 
 // Device memory (plain cuMemAlloc memory: IPC can export it) for packed
 // data, e.g. the PML packing a non-contiguous device buffer into a
@@ -70,6 +79,7 @@ inline bool available() { return false; }
 inline int pack(void*, const void*, std::size_t, const Datatype&) { return 1; }
 inline int unpack(void*, const void*, std::size_t, const Datatype&) { return 1; }
 inline int reduce(const Op&, const void*, void*, std::size_t, const Datatype&) { return 1; }
+inline bool reduce_supported(const Op&, const Datatype&) { return false; }
 inline void finalize() {}
 #endif
 
@@ -82,6 +92,20 @@ inline void finalize() {}
 
 // op_apply(op, in, inout, count, t) (MPI_Reduce_local).
 int device_op_apply(const Op& op, const void* in, void* inout, std::size_t count, const Datatype& t);
+// Why a reducing collective on GPU buffers that reduces `bytes` does not
+// combine with the GPU kernels (a user-defined op, no kernels, none for the
+// op and type, fewer bytes than AXON_ACCEL_COLL_KERNEL_MIN), or null when
+// it does.
+const char* collective_host_reason(const Op& op, const Datatype& t, std::size_t bytes);
+// Counts (coll_kernel_reductions, or coll_host_reductions when
+// `host_reason` is given) and logs at debug level 1 where one reducing
+// collective on GPU buffers combines.
+void count_collective_combine(const char* what, const char* host_reason);
+// A collective's local combine step (src/coll/schedule.cpp) on host
+// operands of a collective on GPU buffers: both spans go to device scratch,
+// a kernel computes inout = in op inout there, the result comes back.
+// op_apply on the host when a kernel cannot (counted in host_staged_ops).
+int combine_on_device(const Op& op, const void* in, void* inout, std::size_t count, const Datatype& t);
 // pack_items / unpack_items (MPI_Pack / MPI_Unpack).
 int device_pack(const Datatype& t, const void* user, std::size_t count, void* packed);
 int device_unpack(const Datatype& t, const void* packed, std::size_t count, void* user);

@@ -26,6 +26,12 @@ SizeParam bounce_param{"AXON_ACCEL_BOUNCE_LIMIT", 1024 * 1024,
                        "Copies between device memory and ordinary (pageable) host memory up to this size go "
                        "through a pinned bounce buffer instead of the driver's pageable path"};
 
+SizeParam coll_kernel_min_param{"AXON_ACCEL_COLL_KERNEL_MIN", 1024 * 1024,
+                                "Reducing collectives on GPU buffers combine with GPU kernels when the call "
+                                "reduces at least this many bytes, else on the CPU: the schedules keep their data "
+                                "in host memory, so each kernel combine adds copies to the GPU and back, which "
+                                "cost more than the CPU's combine for small data (0: always the kernels)"};
+
 // Read by axon_info --doctor (src/tools/doctor.cpp), declared here with the
 // other GPU parameters because parameters live in the library.
 StringParam doctor_root_param{"AXON_DOCTOR_ROOT", "",

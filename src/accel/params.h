@@ -11,5 +11,6 @@ extern BoolParam ipc_param;
 extern SizeParam eager_param;
 extern SizeParam chunk_param;
 extern SizeParam bounce_param;
+extern SizeParam coll_kernel_min_param;
 extern StringParam copy_wait_param;
 }  // namespace axon::accel

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "accel/kernels.h"
 #include "coll/coll.h"
 
 namespace axon::coll {
@@ -126,7 +127,17 @@ int bcast_flat(void* buf, MPI_Count count, const Datatype* type, int root, pml::
   return err;
 }
 
+// (Declared in internal.h, whose helpers clash with this file's.)
+extern thread_local bool direct_device_combine;
+thread_local bool direct_device_combine = false;
+
 namespace {
+
+// A local combine step: op_apply, or a GPU kernel (DeviceCombineScope).
+inline int combine_step(const Op& op, const void* in, void* inout, size_t count, const Datatype& type) {
+  if (__builtin_expect(direct_device_combine, 0)) return accel::combine_on_device(op, in, inout, count, type);
+  return op_apply(op, in, inout, count, type);
+}
 
 // Binomial reduction towards rank 0. Rank r combines contributions of ranks
 // r+1 .. r+2^k-1 on the right, so the result is op(x0, x1, ..., x_{n-1}) in
@@ -150,7 +161,7 @@ int reduce_to_zero(void* acc, void* scratch, MPI_Count count, const Datatype* ty
       if (err == MPI_SUCCESS) err = rc;
       if (err != MPI_SUCCESS) continue;
       // scratch = acc op scratch (acc holds lower ranks: the left operand)
-      rc = op_apply(*op, acc, scratch, static_cast<size_t>(count), *type);
+      rc = combine_step(*op, acc, scratch, static_cast<size_t>(count), *type);
       if (rc != MPI_SUCCESS) {
         err = rc;
         continue;
@@ -219,7 +230,7 @@ int reduce_flat(const void* sendbuf, void* recvbuf, MPI_Count count, const Datat
   if (root == size - 1 && bytes) std::memcpy(acc, mine, bytes);
   for (int i = size - 2; i >= 0; --i) {
     const void* x = i == root ? mine : operand(i);
-    if (int rc = op_apply(*op, x, acc, static_cast<size_t>(count), *type); rc != MPI_SUCCESS) return rc;
+    if (int rc = combine_step(*op, x, acc, static_cast<size_t>(count), *type); rc != MPI_SUCCESS) return rc;
   }
   if (bytes) std::memcpy(recvbuf, acc, bytes);
   return MPI_SUCCESS;
@@ -275,7 +286,7 @@ int allreduce(const void* sendbuf, void* recvbuf, MPI_Count count, const Datatyp
   auto out = [&] { return err == MPI_SUCCESS ? bytes : size_t{0}; };
   auto combine = [&](int rc) {
     if (err == MPI_SUCCESS) err = rc;
-    if (err == MPI_SUCCESS) err = op_apply(*op, scratch.data(), recvbuf, static_cast<size_t>(count), *type);
+    if (err == MPI_SUCCESS) err = combine_step(*op, scratch.data(), recvbuf, static_cast<size_t>(count), *type);
   };
   int vrank;
   if (rank < 2 * extra) {

@@ -12,6 +12,7 @@
 // and node, hierarchical across nodes); that state lives in CommState.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include <cstdint>
@@ -51,6 +52,11 @@ struct Args {
   std::vector<const Datatype*> sendtypes, recvtypes;
   const Op* op = nullptr;
   int root = 0;
+  // A reduction on GPU buffers that the MPI layer staged to host memory
+  // (src/accel/coll_staging.h) and whose local combine steps run as GPU
+  // kernels (accel::combine_on_device); such calls run a point-to-point
+  // schedule (no node-level or direct version).
+  bool device_combine = false;
   bool operator==(const Args&) const = default;
 };
 
@@ -85,6 +91,11 @@ bool reduction_shortcut(CommState* state, Kind kind, const void* send, void* out
 int post(CommState* state, const Args& args, pml::Request** out);
 // Persistent: *out is an inactive persistent request; start() runs it.
 int init(CommState* state, const Args& args, pml::Request** out);
+// The same with a round of its own before the schedule's first (`before`,
+// at every start) and after its last (`after`): the MPI layer's copies of
+// GPU buffers to and from their host copies. Each returns an MPI error class.
+int init(CommState* state, const Args& args, pml::Request** out, std::function<int()> before,
+         std::function<int()> after);
 int start(pml::Request* req);
 // Persistent request of a schedule the caller built (neighbourhood
 // collectives, src/mpi/neighbor.cpp): takes ownership of `schedule`, whose

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "accel/accel.h"
+#include "accel/kernels.h"
 #include "base/log.h"
 #include "base/param.h"
 #include "rte/rte.h"
@@ -34,12 +35,20 @@ void retain_types(Schedule& s, const Args& a) {
 }
 
 // `chosen`: the intracommunicator algorithm when the caller selected it already.
-int build(CommState* st, const Args& a, std::unique_ptr<Schedule>* out, const Algorithm* chosen = nullptr) {
+// `before` / `after`: local steps in rounds of their own around the
+// algorithm's (init with staging hooks).
+int build(CommState* st, const Args& a, std::unique_ptr<Schedule>* out, const Algorithm* chosen = nullptr,
+          std::function<int()>* before = nullptr, std::function<int()>* after = nullptr) {
   // Intercommunicator schedules run within the local group by default and
   // name the remote context for traffic between the groups.
   auto s = std::make_unique<Schedule>(st->inter() ? st->local : st->coll, a.op);
   s->state = st;
+  s->device_combine = a.device_combine;
   retain_types(*s, a);
+  if (before) {
+    s->local(std::move(*before));
+    s->round();
+  }
   if (st->inter()) {
     if (!build_inter(*s, a, st)) {
       log::error("MPI_%s is not implemented on intercommunicators yet", kind_name(a.kind));
@@ -60,6 +69,10 @@ int build(CommState* st, const Args& a, std::unique_ptr<Schedule>* out, const Al
     alg->build(b);
   }
   s->round();
+  if (after) {
+    s->local(std::move(*after));
+    s->round();
+  }
   *out = std::move(s);
   return MPI_SUCCESS;
 }
@@ -172,7 +185,12 @@ bool direct(CommState* st, const Args& a, bool forced, int* rc) {
     std::fprintf(stderr, "axon coll: %s on %d ranks, %zu bytes: direct (blocking basic version%s): small message\n",
                  kind_name(a.kind), st->coll->size(), payload_bytes(a.recvcount, a.recvtype), flat);
   }
-  *rc = run_direct(st, a.kind, a.in_place ? nullptr : a.sendbuf, a.recvbuf, a.recvcount, a.recvtype, a.op, a.root);
+  if (__builtin_expect(a.device_combine, 0)) {
+    DeviceCombineScope scope;
+    *rc = run_direct(st, a.kind, a.in_place ? nullptr : a.sendbuf, a.recvbuf, a.recvcount, a.recvtype, a.op, a.root);
+  } else {
+    *rc = run_direct(st, a.kind, a.in_place ? nullptr : a.sendbuf, a.recvbuf, a.recvcount, a.recvtype, a.op, a.root);
+  }
   return true;
 }
 
@@ -212,12 +230,19 @@ int run(CommState* state, const Args& args) {
     Choice c;
     if (int rc = select_algorithm(args, state, true, &c); rc != MPI_SUCCESS) return rc;
     alg = c.alg;
+    // The choice must not depend on where the buffers are (every rank
+    // chooses alike, and a call's ranks may mix device and host buffers).
     if (alg->node()) {
       if (explain()) explain_choice(args, state, c);
+      // The node segment's combine steps (shm.cpp) run on the CPU.
+      if (args.device_combine) accel::count_collective_combine(kind_name(args.kind), "node-level algorithm");
       return alg->level == Algorithm::Level::shm ? shm_run(state, args) : hier_run(state, args);
     }
+    if (args.device_combine) accel::count_collective_combine(kind_name(args.kind), nullptr);
     if (int rc; direct(state, args, c.why == nullptr, &rc)) return rc;
     explain_choice(args, state, c);
+  } else if (args.device_combine) {
+    accel::count_collective_combine(kind_name(args.kind), nullptr);
   }
   std::unique_ptr<Schedule> s;
   if (int rc = build(state, args, &s, alg); rc != MPI_SUCCESS) return rc;
@@ -269,6 +294,7 @@ bool reusable(const Args& a) {
 }  // namespace
 
 int post(CommState* state, const Args& args, pml::Request** out) {
+  if (args.device_combine) accel::count_collective_combine(kind_name(args.kind), nullptr);
   Schedule* raw = nullptr;
   std::unique_ptr<Schedule> s;
   if (state->inter()) {
@@ -305,8 +331,18 @@ pml::Request* init_schedule(std::unique_ptr<Schedule> schedule) {
 }
 
 int init(CommState* state, const Args& args, pml::Request** out) {
+  if (args.device_combine) accel::count_collective_combine(kind_name(args.kind), nullptr);
   std::unique_ptr<Schedule> s;
   if (int rc = build(state, args, &s); rc != MPI_SUCCESS) return rc;
+  *out = init_schedule(std::move(s));
+  return MPI_SUCCESS;
+}
+
+int init(CommState* state, const Args& args, pml::Request** out, std::function<int()> before,
+         std::function<int()> after) {
+  if (args.device_combine) accel::count_collective_combine(kind_name(args.kind), nullptr);
+  std::unique_ptr<Schedule> s;
+  if (int rc = build(state, args, &s, nullptr, &before, &after); rc != MPI_SUCCESS) return rc;
   *out = init_schedule(std::move(s));
   return MPI_SUCCESS;
 }

@@ -137,6 +137,17 @@ bool build_inter(Schedule& s, const Args& a, CommState* st);
 int reduce_flat(const void* sendbuf, void* recvbuf, MPI_Count count, const Datatype* type, const Op* op, int root,
                 pml::Context* ctx);
 
+// The direct versions of basic.cpp combine with GPU kernels while one is
+// alive on the calling thread (a blocking call with Args::device_combine:
+// the direct path runs on its caller's thread only).
+extern thread_local bool direct_device_combine;
+struct DeviceCombineScope {
+  DeviceCombineScope() { direct_device_combine = true; }
+  ~DeviceCombineScope() { direct_device_combine = false; }
+  DeviceCombineScope(const DeviceCombineScope&) = delete;
+  DeviceCombineScope& operator=(const DeviceCombineScope&) = delete;
+};
+
 // Blocking bcast of a small predefined contiguous type sent by the root
 // straight to every other rank (src/coll/basic.cpp): the direct path's
 // choice on an oversubscribed node. Same arguments as coll::bcast.

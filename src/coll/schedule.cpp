@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "accel/kernels.h"
 #include "coll/internal.h"
 #include "coll/util.h"
 
@@ -148,7 +149,10 @@ int Schedule::run_local_steps() {
     int rc = MPI_SUCCESS;
     switch (s.kind) {
       case StepKind::Reduce:
-        if (s.count > 0) rc = op_apply(*op_, s.src, s.dst, static_cast<size_t>(s.count), *s.type);
+        if (s.count > 0)
+          rc = __builtin_expect(device_combine, 0)
+                   ? accel::combine_on_device(*op_, s.src, s.dst, static_cast<size_t>(s.count), *s.type)
+                   : op_apply(*op_, s.src, s.dst, static_cast<size_t>(s.count), *s.type);
         break;
       case StepKind::Copy: {
         // Both sides of a schedule copy have one type signature in a correct

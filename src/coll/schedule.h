@@ -43,6 +43,8 @@ class Schedule {
   // the tag safely, as messages between two processes match in order.
   int persistent_tag = 0;
   const Op* op() const { return op_; }
+  // Reduce steps combine with GPU kernels (Args::device_combine).
+  bool device_combine = false;
 
   // ---- building ------------------------------------------------------------
   // Scratch memory owned by the schedule (never null, even for 0 bytes).

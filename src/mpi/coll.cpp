@@ -58,10 +58,21 @@ int submit(Comm* c, const char* fn, const coll::Args& args, Call call) {
   std::optional<coll::Args> staged_args;
   std::unique_ptr<accel::CollStaging> staging;
   if (accel::collective_on_device(args)) {
-    if (call.mode == Mode::Persistent)
-      return raise(c, MPI_ERR_UNSUPPORTED_OPERATION, fn, "persistent collectives on GPU buffers are not supported");
     staged_args.emplace(args);
     if ((rc = accel::stage_collective(&*staged_args, c->size(), &staging)) != MPI_SUCCESS) return raise(c, rc, fn);
+    // Reductions: the local combine steps run as GPU kernels where they
+    // apply, else on the CPU. Each call's choice is counted and logged:
+    // here when no kernel applies, else by src/coll once it knows the
+    // algorithm (the node-level ones combine on the CPU).
+    if (args.op && args.recvtype) {
+      // The bytes the call reduces: its count, or its per-rank counts.
+      MPI_Count items = args.recvcount;
+      for (MPI_Count n : args.recvcounts) items += n;
+      const auto bytes = static_cast<size_t>(items) * args.recvtype->size;
+      const char* why = accel::collective_host_reason(*args.op, *args.recvtype, bytes);
+      if (why) accel::count_collective_combine(coll::kind_name(args.kind), why);
+      staged_args->device_combine = !why;
+    }
   }
   const coll::Args& a = staging ? *staged_args : args;
   if (call.mode == Mode::Blocking) {
@@ -70,7 +81,14 @@ int submit(Comm* c, const char* fn, const coll::Args& args, Call call) {
     return rc == MPI_SUCCESS ? rc : raise(c, rc, fn);
   }
   pml::Request* r = nullptr;
-  rc = call.mode == Mode::Nonblocking ? coll::post(state_of(c), a, &r) : coll::init(state_of(c), a, &r);
+  if (call.mode == Mode::Persistent && staging) {
+    // Every start copies the device data in, the schedule's last round
+    // copies the result back; the schedule owns the host copies.
+    std::shared_ptr<accel::CollStaging> st(std::move(staging));
+    rc = coll::init(state_of(c), a, &r, [st] { return st->copy_in(); }, [st] { return st->copy_out(); });
+  } else {
+    rc = call.mode == Mode::Nonblocking ? coll::post(state_of(c), a, &r) : coll::init(state_of(c), a, &r);
+  }
   if (rc != MPI_SUCCESS) return raise(c, rc, fn);
   pml::Guard guard;
   r->comm = c;
