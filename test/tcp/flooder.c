@@ -180,5 +180,11 @@ int main(int argc, char **argv)
         FILE *f = fopen(go, "w");
         if (f) fclose(f);
     }
+    for (size_t i = 0; i < max; i++)
+        if (c[i].fd >= 0) close(c[i].fd);
+    free(c);
+    free(p);
+    free(open_to);
+    free(accepting);
     return made > 0 ? 0 : 1;
 }
