@@ -197,8 +197,11 @@ int main(int argc, char **argv)
                         (const struct budget[]){{"cuCtxGetCurrent", 1}, {"cuMemcpyAsync", 1},
                                                 {"cuStreamSynchronize", 1}, {"cuEventRecord", 1},
                                                 {"cuEventQuery", 4}, END});
-    /* The receiver's bounce buffer comes from the pinned pool. */
-    CHECK(hd <= host_mallocs, "host -> device: %.2f mallocs per message, host messages %.2f", hd, host_mallocs);
+    /* The receiver's bounce buffer comes from the pinned pool (the host
+     * sender's side is a host rendezvous, with its own amortized costs). */
+    if (rank == 1)
+        CHECK(hd <= host_mallocs, "host -> device: %.2f mallocs per message at the receiver, host messages %.2f", hd,
+              host_mallocs);
     free(heap64);
     dev_free(d1);
     dev_free(d2);
