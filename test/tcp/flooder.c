@@ -24,15 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-struct hello {
-    uint32_t magic;
-    uint16_t version, kind;
-    uint32_t length;
-    int32_t from, to;
-    uint32_t link;
-    uint64_t job;
-    uint8_t token[16];
-};
+#include "stranger_hello.h"
 
 enum { kIdle, kConnecting, kOpen };
 
@@ -48,13 +40,6 @@ static double now(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static uint64_t fnv1a(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    return h;
 }
 
 int main(int argc, char **argv)
@@ -85,7 +70,7 @@ int main(int argc, char **argv)
         size_t slot = (i / (size_t)range) % 8;
         c[i].kind = slot == 5 ? 3 : slot == 6 ? 1 : slot == 7 ? 2 : 0;
     }
-    struct hello h = {0x41584853u, 1, 1, 36, 0, 0, 0, job, {0}};
+    struct hello h = stranger_hello(job);
     srand((unsigned)getpid());
     for (int i = 0; i < 16; i++) h.token[i] = (uint8_t)rand();
     const char garbage[] = "SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n";

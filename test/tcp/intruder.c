@@ -21,22 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-struct hello {
-    uint32_t magic;
-    uint16_t version, kind;
-    uint32_t length;
-    int32_t from, to;
-    uint32_t link;
-    uint64_t job;
-    uint8_t token[16];
-};
-
-static uint64_t fnv1a(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    return h;
-}
+#include "stranger_hello.h"
 
 /* Waits up to 5 s for the peer to close; 1 if it did. */
 static int closed_by_peer(int fd)
@@ -66,7 +51,7 @@ int main(int argc, char **argv)
     int first = atoi(argv[2]), range = atoi(argv[3]);
     unsigned char msg[256];
     size_t len;
-    struct hello h = {0x41584853u, 1, 1, 36, 0, 0, 0, fnv1a(argv[4]), {0}};
+    struct hello h = stranger_hello(fnv1a(argv[4]));
     srand((unsigned)time(NULL));
     for (int i = 0; i < 16; i++) h.token[i] = (uint8_t)rand();
     if (!strcmp(mode, "garbage")) {
