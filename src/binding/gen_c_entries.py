@@ -155,17 +155,23 @@ def declaration(p):
 # ---- formatting -----------------------------------------------------------------
 
 
+def string_end(text, i):
+    """The index just past the string literal that starts at text[i]."""
+    j = i + 1
+    while j < len(text) and text[j] != '"':
+        j += 2 if text[j] == "\\" else 1
+    return j + 1
+
+
 def split_top(text, sep=","):
     """Splits at the separators outside brackets and string literals."""
     parts, depth, cur, i = [], 0, [], 0
     while i < len(text):
         c = text[i]
         if c == '"':
-            j = i + 1
-            while j < len(text) and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            cur.append(text[i : j + 1])
-            i = j + 1
+            j = string_end(text, i)
+            cur.append(text[i:j])
+            i = j
             continue
         if c in "([{":
             depth += 1
@@ -188,10 +194,7 @@ def call_parts(text):
     while i < len(text):
         c = text[i]
         if c == '"':
-            j = i + 1
-            while j < len(text) and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
+            i = string_end(text, i)
             continue
         if c == "(":
             if depth == 0 and start is None:
