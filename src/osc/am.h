@@ -9,9 +9,10 @@
 // am.cpp owns the protocol: message layout, fragmentation at the transport's
 // eager limit, the outbound queue for a full transport, completion counters
 // per target, the target's queue of lock requests and the agent thread.
-// osc.cpp owns what a message does to the target's memory and control words
-// (the `target_*` functions below), so that local and remote accesses use
-// the same accumulate lock, the same hardware atomics and the same lock word.
+// target.cpp owns what a message does to the target's memory and control
+// words (the `target_*` functions below), so that local and remote accesses
+// use the same accumulate lock, the same hardware atomics and the same lock
+// word.
 #pragma once
 
 #include <cstddef>
@@ -117,7 +118,7 @@ int agent_threads();
 
 }  // namespace am
 
-// ---- target side, implemented in osc.cpp -------------------------------------
+// ---- target side, implemented in target.cpp ----------------------------------
 namespace detail {
 // MPI_SUCCESS or MPI_ERR_RMA_RANGE (dynamic windows: a run outside every
 // attached region of this rank).

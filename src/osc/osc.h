@@ -48,10 +48,10 @@ namespace axon::osc {
 
 enum class Flavor : uint8_t { Create, Allocate, Shared, Dynamic };
 
-struct Control;  // the shared control segment's layout (osc.cpp)
+struct Control;  // the shared control segment's layout (internal.h)
 struct AmState;  // active-message state of a window (am.cpp)
-struct CmaQueue;  // CMA operations queued until the next synchronization (osc.cpp)
-// Frees a window's CmaQueue where its type is complete (osc.cpp).
+struct CmaQueue;  // CMA operations queued until the next synchronization (cma.cpp)
+// Frees a window's CmaQueue where its type is complete (cma.cpp).
 struct CmaQueueDelete {
   void operator()(CmaQueue* q) const;
 };
@@ -140,7 +140,7 @@ struct Window {
   // process_vm_writev / readv per target at the next synchronization (or
   // before an operation that must observe them); null without Cma peers.
   std::unique_ptr<CmaQueue, CmaQueueDelete> cma;
-  // Win_create memory shared with the node's ranks (osc.cpp, "shared
+  // Win_create memory shared with the node's ranks (shared.cpp, "shared
   // Win_create memory" in docs/rma.md): our mappings of other ranks' memory
   // (Path::Mapped peers), and the page range of our own memory that now
   // lives in a memfd, made private again at MPI_Win_free.
