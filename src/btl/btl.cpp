@@ -2,6 +2,7 @@
 // messages to each peer.
 #include "btl/btl.h"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 #include <string>
@@ -36,6 +37,31 @@ AmHandler handlers[kMaxAmIds];
 bool unordered[kMaxAmIds];  // set_unordered()
 std::vector<std::unique_ptr<Transport>> transports;
 std::vector<Transport*> routes;  // by world rank
+// Progress: the transports that are some peer's route run on every call;
+// the others (e.g. tcp opened beside verbs, which carries every peer) only
+// every kIdleEvery-th, to accept what a peer might still send them (a
+// process of another job connecting) without a system call per progress.
+std::vector<Transport*> routed;
+std::vector<Transport*> unrouted;
+constexpr unsigned kIdleEvery = 64;
+unsigned idle_calls = 0;
+
+// Whether `a` carries a small message faster than `b`: lower latency, then
+// higher bandwidth.
+bool better(const Transport* a, const Transport* b) {
+  const Caps &ca = a->caps(), &cb = b->caps();
+  if (ca.latency_ns != cb.latency_ns) return ca.latency_ns < cb.latency_ns;
+  return ca.bandwidth_mbs > cb.bandwidth_mbs;
+}
+
+void sort_by_routing() {
+  routed.clear();
+  unrouted.clear();
+  for (auto& t : transports) {
+    bool carries = std::find(routes.begin(), routes.end(), t.get()) != routes.end();
+    (carries ? routed : unrouted).push_back(t.get());
+  }
+}
 
 bool enabled(const char* name) {
   std::stringstream ss(btl_param.get());
@@ -114,14 +140,14 @@ int init() {
   routes.assign(job.size, nullptr);
   for (int peer = 0; peer < job.size; ++peer) {
     for (auto& t : transports)
-      if (t->reaches(peer) && (!routes[peer] || t->caps().latency_ns < routes[peer]->caps().latency_ns))
-        routes[peer] = t.get();
+      if (t->reaches(peer) && (!routes[peer] || better(t.get(), routes[peer]))) routes[peer] = t.get();
     if (!routes[peer]) {
       log::error("no transport reaches rank %d (AXON_BTL=%s): ranks on other nodes need tcp, "
                  "ranks on this node sm or tcp, and each rank self", peer, btl_param.get().c_str());
       return 1;
     }
   }
+  sort_by_routing();
   return 0;
 }
 
@@ -132,6 +158,7 @@ int open_dynamic() {
   auto tcp = open_tcp_dynamic(&err);
   if (err || !tcp) return err ? err : 1;
   transports.push_back(std::move(tcp));
+  sort_by_routing();
   return 0;
 }
 
@@ -148,6 +175,7 @@ int add_peer(int id, const std::vector<uint8_t>& peer_card) {
   for (auto& t : transports)
     if (t->add_peer(id, peer_card) && t->reaches(id)) {
       routes[id] = t.get();
+      sort_by_routing();
       return 0;
     }
   return 1;
@@ -155,6 +183,8 @@ int add_peer(int id, const std::vector<uint8_t>& peer_card) {
 
 void finalize() {
   routes.clear();
+  routed.clear();
+  unrouted.clear();
   transports.clear();
 }
 
@@ -162,7 +192,28 @@ Transport* route(int world_rank) { return size_t(world_rank) < routes.size() ? r
 
 int progress() {
   int n = 0;
-  for (auto& t : transports) n += t->progress();
+  for (Transport* t : routed) n += t->progress();
+  if (!unrouted.empty() && ++idle_calls >= kIdleEvery) {
+    idle_calls = 0;
+    for (Transport* t : unrouted) n += t->progress();
+  }
+  return n;
+}
+
+int Transport::send_packed(int peer, int am_id, const void* header, size_t header_len, size_t payload_len,
+                           PackFn pack, void* context) {
+  if (pack_buffer_.size() < payload_len) pack_buffer_.resize(payload_len);
+  pack(context, pack_buffer_.data(), payload_len);
+  return send(peer, am_id, header, header_len, pack_buffer_.data(), payload_len);
+}
+
+int DoneQueue::run() {
+  if (ready_.empty()) return 0;
+  // A callback may post again and so push here: run only what was queued.
+  running_.swap(ready_);
+  int n = static_cast<int>(running_.size());
+  for (const Ready& r : running_) r.op->done(r.op, r.status);
+  running_.clear();
   return n;
 }
 

@@ -29,12 +29,51 @@ AmHandler handler(int am_id);
 void set_unordered(int am_id);
 bool is_unordered(int am_id);
 
+// Kinds of memory a transport's operations can touch directly in this
+// process (Caps::memory): a protocol stages anything else through host memory.
+enum MemoryKind : uint8_t {
+  kMemoryHost = 1u << 0,
+  kMemoryDevice = 1u << 1,  // GPU memory (GPUDirect RDMA or a device-aware copy)
+};
+
+// A one-sided transfer posted with get() or put(). The transport calls
+// done(op, status) exactly once, from its progress() (never from inside the
+// call that posted it, so the poster finishes its own bookkeeping first):
+// status kOk when the bytes are in place, a negative axon::Status when the
+// transfer failed (an error was reported). `context` is the poster's.
+struct RdmaOp {
+  void (*done)(RdmaOp* op, int status) = nullptr;
+  void* context = nullptr;
+};
+
+// Packs the next `len` payload bytes into `dst` for send_packed().
+using PackFn = void (*)(void* context, uint8_t* dst, size_t len);
+
+// What a transport can do, for the protocols above (src/pml) to choose from.
+// Nothing above btl asks for a transport by name: it reads these.
 struct Caps {
   size_t eager_limit = 0;     // largest payload send() takes in one message
-  bool can_get = false;       // get() reads peer memory directly (single copy)
-  bool can_put = false;       // put() writes into peer memory exposed by expose_writable()
-  uint32_t latency_ns = 0;    // rough one-way latency, for choosing between transports
-  uint32_t bandwidth_mbs = 0; // rough bandwidth
+  bool can_get = false;       // get() reads memory a peer exposed with expose()
+  bool can_put = false;       // put() writes memory a peer exposed with expose_writable()
+  // Largest get()/put() in one call (0: any length). Longer transfers are
+  // split by the protocol, which keeps up to rdma_depth of them in flight:
+  // the local buffer is registered piece by piece as the pieces are posted.
+  size_t max_rdma = 0;
+  int rdma_depth = 1;
+  size_t rdma_align = 1;      // get()/put() addresses and lengths, except a transfer's last piece
+  // expose() and get()/put() register memory with a device (pinning pages:
+  // costly and limited by RLIMIT_MEMLOCK); see expose_segment.
+  bool registers = false;
+  uint8_t memory = kMemoryHost;  // MemoryKind bits: local memory send/get/put take directly
+  // Every peer this transport reaches runs on this node and can open a CUDA
+  // IPC handle of this process's GPU memory (accel::ipc_*): large GPU
+  // messages go by handle instead of being staged.
+  bool ipc_peers = false;
+  // send_packed() packs straight into the transport's own buffer (no copy
+  // between packing and sending).
+  bool pack_send = false;
+  uint32_t latency_ns = 0;    // one-way latency of a small message: route() prefers the lowest
+  uint32_t bandwidth_mbs = 0; // streaming bandwidth: route() breaks latency ties by it
   size_t expose_segment = 0;  // >0: the PML exposes large rendezvous buffers this many bytes at a time
   // One-sided operations for RMA windows (src/osc/rdma.cpp): expose_window,
   // put_nb / get_nb and rma_test below.
@@ -59,6 +98,13 @@ class Transport {
   virtual int send(int peer, int am_id, const void* header, size_t header_len,
                    const void* payload, size_t payload_len) = 0;
 
+  // The same, with the payload produced by pack(context, dst, payload_len)
+  // (a convertor packing non-contiguous data). kAgain: nothing was sent and
+  // pack may have run; the caller retries the whole message later. The
+  // default packs into a buffer this transport keeps, then calls send().
+  virtual int send_packed(int peer, int am_id, const void* header, size_t header_len, size_t payload_len,
+                          PackFn pack, void* context);
+
   // Makes `len` bytes at `addr` readable by `peer` through get(); returns the
   // key the peer must pass to get() (0 when the transport needs none). The
   // memory stays exposed until unexpose().
@@ -76,19 +122,20 @@ class Transport {
     return 0;
   }
 
-  // Copies `len` bytes at `remote_addr` in the peer's address space, exposed
-  // under `remote_key`, into `local` (can_get transports only). Completes
-  // before returning.
-  virtual int get(int peer, void* local, uint64_t remote_addr, uint64_t remote_key, size_t len) {
-    (void)peer; (void)local; (void)remote_addr; (void)remote_key; (void)len;
+  // Posts a read of `len` bytes at `remote_addr` in the peer's address
+  // space, exposed under `remote_key`, into `local` (can_get transports), or
+  // a write of `local` into memory the peer exposed with expose_writable()
+  // (can_put). At most caps().max_rdma bytes when that is set. `local` stays
+  // in use until op->done runs. Returns kOk (posted: done will run), kAgain
+  // (nothing posted: the send queue is full or the peer still connecting;
+  // progress and retry) or a negative Status (reported; done will not run).
+  virtual int get(int peer, void* local, uint64_t remote_addr, uint64_t remote_key, size_t len, RdmaOp* op) {
+    (void)peer; (void)local; (void)remote_addr; (void)remote_key; (void)len; (void)op;
     return -3;  // kUnsupported
   }
-
-  // Copies `len` bytes at `local` into the peer's memory at `remote_addr`,
-  // exposed under `remote_key` by expose_writable() (can_put transports
-  // only). Completes before returning: the bytes are in the peer's memory.
-  virtual int put(int peer, const void* local, uint64_t remote_addr, uint64_t remote_key, size_t len) {
-    (void)peer; (void)local; (void)remote_addr; (void)remote_key; (void)len;
+  virtual int put(int peer, const void* local, uint64_t remote_addr, uint64_t remote_key, size_t len,
+                  RdmaOp* op) {
+    (void)peer; (void)local; (void)remote_addr; (void)remote_key; (void)len; (void)op;
     return -3;  // kUnsupported
   }
 
@@ -129,7 +176,8 @@ class Transport {
     return 1;
   }
 
-  // Runs handlers for arrived messages; returns how many it handled.
+  // Runs handlers for arrived messages and the done callbacks of completed
+  // get()/put(); returns how many it handled.
   virtual int progress() = 0;
 
   // ---- where processes run (oversubscribed waiting, src/pml) ----
@@ -161,6 +209,28 @@ class Transport {
     (void)id; (void)card;
     return false;
   }
+
+ private:
+  std::vector<uint8_t> pack_buffer_;  // send_packed()'s default
+};
+
+// For transports whose get()/put() finish inside the posting call (a memory
+// copy): the completions wait here and their done callbacks run from the
+// transport's next progress(), as the contract says.
+class DoneQueue {
+ public:
+  void push(RdmaOp* op, int status) { ready_.push_back({op, status}); }
+  bool empty() const { return ready_.empty(); }
+  // Runs the callbacks queued so far (one may post again); returns how many.
+  int run();
+
+ private:
+  struct Ready {
+    RdmaOp* op;
+    int status;
+  };
+  std::vector<Ready> ready_;
+  std::vector<Ready> running_;
 };
 
 // Opens every transport enabled by AXON_BTL and wires endpoints to all peers

@@ -262,10 +262,10 @@ void device_complete(Request* r) {
 }
 
 size_t device_eager_limit(const Request* r, const btl::Transport* t) {
-  // The receiver can address the buffer (this process, or CUDA IPC over sm):
-  // the RTS path moves it with one copy whatever its size.
+  // The receiver can address the buffer (this process, or CUDA IPC to a
+  // peer of this node): the RTS path moves it with one copy whatever its size.
   if ((r->device & kDeviceIpc) &&
-      (r->dest_world == rte::job().rank || (std::string_view(t->name()) == "sm" && accel::ipc_enabled())))
+      (r->dest_world == rte::job().rank || (t->caps().ipc_peers && accel::ipc_enabled())))
     return 0;
   return std::min(t->caps().eager_limit, accel::eager_limit());
 }
@@ -294,9 +294,10 @@ int device_send_rts(Request* r, btl::Transport* t, const MatchHeader& h) {
     DeviceRtsInfo dev;
   } hdr{h, {to_id(r), reinterpret_cast<uint64_t>(r->buffer), 0, static_cast<uint8_t>(r->mode == SendMode::Synchronous), 0, {}},
         {0, {}, {}}};
-  // IPC reaches only processes of this node; the sm transport is exactly those.
+  // IPC reaches only processes of this node: a transport whose peers all
+  // share it says so (Caps::ipc_peers).
   bool same_process = r->dest_world == rte::job().rank;
-  if (!same_process && (r->device & kDeviceIpc) && std::string_view(t->name()) == "sm" &&
+  if (!same_process && (r->device & kDeviceIpc) && t->caps().ipc_peers &&
       accel::ipc_export(r->buffer, &hdr.dev.ipc))
     hdr.dev.has_ipc = 1;
   return t->send(r->dest_world, kAmRtsDevice, &hdr, sizeof hdr, nullptr, 0);

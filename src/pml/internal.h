@@ -116,6 +116,41 @@ void device_recv_flush(Request* r);
 // (same process or an opened IPC mapping), or nullptr to stage.
 const void* device_source(const Message& m);
 
+// ---- protocol state shared by protocol.cpp (eager, fragments, cancel) and
+// rndv.cpp (rendezvous single-copy transfers) ---------------------------------
+// kSendEagerSent: a standard or ready eager message left and the request
+// completed, but the message may still wait unmatched at the receiver (a
+// cancel can withdraw it there).
+enum SendState : uint8_t { kSendQueued = 1, kSendWaitAck, kSendWaitFin, kSendWaitCts, kSendStreaming, kSendEagerSent };
+// kRecvReading: a single-copy read of the whole message is in flight.
+enum RecvState : uint8_t { kRecvPosted = 1, kRecvFragments, kRecvWaitPut, kRecvSegments, kRecvReading };
+
+// The bytes a send moves: the packed copy of a non-contiguous buffer, or the
+// buffer itself; the receiving side's counterpart.
+const uint8_t* send_data(const Request* r);
+uint8_t* recv_data(Request* r);
+bool non_contiguous(const Request* r);
+// Packs a non-contiguous send whole into r->staging (kOk, or kNoMemory).
+int stage_whole_send(Request* r);
+// A receive / send whose protocol finished: unpack, release, complete.
+void finish_recv(Request* r);
+void finish_send(Request* r);
+// Counts a send that went by rendezvous (RTS first).
+void count_rendezvous_send();
+
+// ---- rendezvous (rndv.cpp) -----------------------------------------------------
+// Sender: announces a host message above the eager limit (kAmRts), exposing
+// its buffer as `t` allows. The BTL's code.
+int rndv_send_rts(Request* r, btl::Transport* t, const MatchHeader& h);
+// Receiver: a matched kAmRts whose `n` bytes (at most the receive's size) can
+// move in one copy over `t`: starts the read (RGET) or exposes the buffer for
+// the sender's write (RPUT) and returns true. False: stream fragments instead.
+bool rndv_receive(Request* r, Message& m, btl::Transport* t, size_t n);
+// Releases what a rendezvous send or receive exposed (whole buffer or segments).
+void release_exposure(Request* r);
+// Posts transfers that found the transport full; returns how many moved.
+int rndv_retry();
+
 inline Request* from_id(uint64_t id) { return reinterpret_cast<Request*>(id); }
 inline uint64_t to_id(Request* r) { return reinterpret_cast<uint64_t>(r); }
 

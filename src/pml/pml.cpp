@@ -116,6 +116,7 @@ void reset_result(Request* r) {
   r->seg_size = r->seg_index = r->seg_addr = 0;
   r->seg_keys[0] = r->seg_keys[1] = 0;
   r->seg_have = 0;
+  r->seg_moving = false;
 }
 
 // A receive from MPI_PROC_NULL or a send to it completes at once.

@@ -89,6 +89,7 @@ struct Request {
   uint64_t seg_index = 0;
   uint64_t seg_addr = 0;
   uint8_t seg_have = 0;         // receiver: bit (index % 2) set when that key arrived
+  bool seg_moving = false;      // a segment's get/put is in flight (rndv.cpp)
   uint8_t device = 0;           // the buffer is GPU memory (kDeviceBuffer | kDeviceIpc, device.cpp)
   void* device_state = nullptr; // device buffers: shadow copy, staging pipeline (device.cpp)
   Request* next = nullptr;      // intrusive list link (posted queue, pending sends)

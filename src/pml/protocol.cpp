@@ -1,16 +1,12 @@
-// The eager and rendezvous protocols.
+// The eager protocol, fragments, the send queues and cancellation.
 //
 //  eager        payload rides with the match header when it fits the
 //               transport's eager limit; synchronous sends wait for an ack.
-//  rendezvous   the sender announces the message (RTS) with its buffer's
-//               address; on match the receiver reads it in one copy (get)
-//               and answers FIN. A transport that writes rather than reads
-//               (can_put without can_get, e.g. verbs without RDMA READ or
-//               with AXON_BTL_VERBS_RNDV=put): the sender does not expose
-//               its buffer, the receiver exposes its own and answers CTS-put
-//               with address and key, the sender writes (put) and answers
-//               PUT-FIN. Without single-copy support the receiver answers
-//               CTS and the sender streams fragments.
+//  rendezvous   rndv.cpp: the receiver reads the sender's buffer (RGET) or
+//               the sender writes the receiver's (RPUT) in one copy.
+//  fragments    without single-copy support the receiver answers a
+//               rendezvous announcement with CTS and the sender streams
+//               fragments of at most the eager limit.
 //  GPU buffers  device.cpp: eager through one copy, CUDA IPC between ranks
 //               of one node (kAmRtsDevice + FIN), or pipelined staging
 //               through pinned host chunks (CTS + fragments).
@@ -23,6 +19,21 @@
 #include "pml/internal.h"
 
 namespace axon::pml {
+
+const uint8_t* send_data(const Request* r) {
+  return r->staging ? r->staging : static_cast<const uint8_t*>(r->buffer);
+}
+
+bool non_contiguous(const Request* r) { return !r->type->contiguous && r->length > 0; }
+
+// Packs the whole message once, for a protocol that sends it in one piece.
+int stage_whole_send(Request* r) {
+  if (!non_contiguous(r) || r->staging) return kOk;
+  r->staging = static_cast<uint8_t*>(malloc(r->length));
+  if (!r->staging) return kNoMemory;
+  pack_items(*r->type, r->buffer, static_cast<size_t>(r->count), r->staging);
+  return kOk;
+}
 
 namespace {
 
@@ -39,15 +50,7 @@ std::vector<int> queued_to;            // by world rank: queued sends to that pe
 std::deque<Request*> streaming;        // senders pushing fragments
 std::deque<Reply> queued_replies;
 
-// kSendEagerSent: a standard or ready eager message left and the request
-// completed, but the message may still wait unmatched at the receiver (a
-// cancel can withdraw it there).
-enum SendState : uint8_t { kSendQueued = 1, kSendWaitAck, kSendWaitFin, kSendWaitCts, kSendStreaming, kSendEagerSent };
-enum RecvState : uint8_t { kRecvPosted = 1, kRecvFragments, kRecvWaitPut, kRecvSegments };
 
-const uint8_t* send_data(const Request* r) {
-  return r->staging ? r->staging : static_cast<const uint8_t*>(r->buffer);
-}
 
 // ---- non-contiguous data -------------------------------------------------------
 // Senders pack a non-contiguous message only when a protocol needs it in one
@@ -57,7 +60,6 @@ const uint8_t* send_data(const Request* r) {
 // payloads and fragments straight into the user's buffer; only a rendezvous
 // read lands in a staging buffer first. The cursors live here, keyed by
 // request, from the first fragment to the end of the message.
-bool non_contiguous(const Request* r) { return !r->type->contiguous && r->length > 0; }
 
 struct FragmentCursor {
   Convertor cv;
@@ -72,21 +74,30 @@ FragmentCursor& cursor_for(Request* r, size_t items) {
   return it->second;
 }
 
-// Packs the whole message once, for a protocol that sends it in one piece.
-int stage_whole_send(Request* r) {
-  if (!non_contiguous(r) || r->staging) return kOk;
-  r->staging = static_cast<uint8_t*>(malloc(r->length));
-  if (!r->staging) return kNoMemory;
-  pack_items(*r->type, r->buffer, static_cast<size_t>(r->count), r->staging);
-  return kOk;
-}
 
 Counter eager_sends{"axon_pml_eager_sends", Counter::Class::Counter,
                     "Sends whose data went with the first message (eager protocol)"};
-Counter rendezvous_sends{"axon_pml_rendezvous_sends", Counter::Class::Counter,
-                         "Sends announced first and moved when matched (rendezvous protocol)"};
-Counter rndv_segments{"axon_pml_rndv_segments", Counter::Class::Counter,
-                      "Segments of large rendezvous send buffers exposed one at a time (kRtsSegmented)"};
+
+Counter eager_packed{"axon_pml_eager_packed", Counter::Class::Counter,
+                    "Eager sends of non-contiguous data packed straight into the transport's buffer (no "
+                    "staging copy)"};
+
+// Packs a whole non-contiguous message (send_packed's callback).
+void pack_whole(void* context, uint8_t* dst, size_t) {
+  const Request* r = static_cast<const Request*>(context);
+  pack_items(*r->type, r->buffer, static_cast<size_t>(r->count), dst);
+}
+
+// Sends an eager message's payload after `header`: packed by the transport
+// when the data is non-contiguous, as it is otherwise.
+int send_eager(btl::Transport* t, Request* r, int am_id, const void* header, size_t header_len) {
+  if (non_contiguous(r) && !r->staging) {
+    int rc = t->send_packed(r->dest_world, am_id, header, header_len, r->length, pack_whole, r);
+    if (rc == kOk) eager_packed.add();
+    return rc;
+  }
+  return t->send(r->dest_world, am_id, header, header_len, send_data(r), r->length);
+}
 
 // Tries to put the first message of a send on the wire.
 int try_first_message(Request* r) {
@@ -100,7 +111,7 @@ int try_first_message(Request* r) {
       rc = device_send_rts(r, t, h);
       if (rc == kOk) {
         r->state = kSendWaitFin;
-        rendezvous_sends.add();
+        count_rendezvous_send();
       }
       return rc;
     }
@@ -108,8 +119,10 @@ int try_first_message(Request* r) {
   }
   // Fragments (no single-copy read or write) pack piece by piece; the other
   // paths need the message in one piece.
+  // An eager message packs straight into the transport (send_packed); a
+  // single-copy read or write needs the message whole in memory.
   const btl::Caps& caps = t->caps();
-  if ((r->length <= caps.eager_limit || caps.can_get || caps.can_put) && stage_whole_send(r) != kOk)
+  if (r->length > caps.eager_limit && (caps.can_get || caps.can_put) && stage_whole_send(r) != kOk)
     return kNoMemory;
   if (r->length <= caps.eager_limit) {
     if (r->mode == SendMode::Synchronous) {
@@ -117,13 +130,13 @@ int try_first_message(Request* r) {
         MatchHeader h;
         SyncInfo s;
       } hdr{h, {to_id(r)}};
-      rc = t->send(r->dest_world, kAmEagerSync, &hdr, sizeof hdr, send_data(r), r->length);
+      rc = send_eager(t, r, kAmEagerSync, &hdr, sizeof hdr);
       if (rc == kOk) {
         r->state = kSendWaitAck;
         eager_sends.add();
       }
     } else {
-      rc = t->send(r->dest_world, kAmEager, &h, sizeof h, send_data(r), r->length);
+      rc = send_eager(t, r, kAmEager, &h, sizeof h);
       if (rc == kOk) {
         eager_sends.add();
         r->bytes = r->length;
@@ -132,47 +145,9 @@ int try_first_message(Request* r) {
       }
     }
   } else {
-    // A transport that writes rather than reads: the receiver exposes its
-    // buffer instead (kAmCtsPut), ours needs no registration. A very large
-    // buffer is exposed two segments at a time (wire.h kRtsSegmented).
-    bool readable = caps.can_get || !caps.can_put;
-    size_t seg = caps.expose_segment;
-    if (readable && seg && r->length > 2 * seg && !r->seg_size) {
-      r->seg_size = seg;
-      r->seg_keys[0] = t->expose(r->dest_world, send_data(r), seg);
-      r->seg_keys[1] = t->expose(r->dest_world, send_data(r) + seg, seg);
-      rndv_segments.add(2);
-    } else if (readable && !r->seg_size && !r->exposed_key) {
-      r->exposed_key = t->expose(r->dest_world, send_data(r), r->length);
-    }
-    struct {
-      MatchHeader h;
-      RtsInfo rts;
-      SegRtsInfo seg;
-    } hdr{h,
-          {to_id(r), reinterpret_cast<uint64_t>(send_data(r)), r->seg_size ? r->seg_keys[0] : r->exposed_key,
-           static_cast<uint8_t>(r->mode == SendMode::Synchronous),
-           static_cast<uint8_t>((readable ? 0 : kRtsNotReadable) | (r->seg_size ? kRtsSegmented : 0)), {}},
-          {r->seg_size, r->seg_keys[1]}};
-    rc = t->send(r->dest_world, kAmRts, &hdr, r->seg_size ? sizeof hdr : sizeof hdr.h + sizeof hdr.rts, nullptr, 0);
-    if (rc == kOk) {
-      r->state = kSendWaitFin;
-      rendezvous_sends.add();
-    }
+    rc = rndv_send_rts(r, t, h);
   }
   return rc;
-}
-
-void finish_send(Request* r);
-
-// Releases what a rendezvous send exposed (whole buffer or segments).
-void release_exposure(Request* r) {
-  if (!r->exposed_key && !r->seg_keys[0] && !r->seg_keys[1]) return;
-  btl::Transport* t = btl::route(r->dest_world);
-  for (uint64_t* k : {&r->exposed_key, &r->seg_keys[0], &r->seg_keys[1]}) {
-    if (*k) t->unexpose(r->dest_world, *k);
-    *k = 0;
-  }
 }
 
 // Pushes fragments until done or the transport is full. True when done.
@@ -217,6 +192,10 @@ void forget_cursor(const Request* r) {
   if (!cursors.empty()) cursors.erase(r);
 }
 
+
+
+}  // namespace
+
 void finish_recv(Request* r) {
   forget_cursor(r);
   if (r->truncated) r->error = MPI_ERR_TRUNCATE;
@@ -244,11 +223,6 @@ void finish_send(Request* r) {
   }
   request_complete(r);
 }
-
-}  // namespace
-
-void read_segments(Request* r);
-void write_segments(Request* r);
 
 void deliver(Request* r, Message& m, const void* payload, size_t payload_len) {
   const MatchHeader& h = m.header;
@@ -296,89 +270,14 @@ void deliver(Request* r, Message& m, const void* payload, size_t payload_len) {
       finish_recv(r);
       return;
     }
-  } else if (r->device && t->caps().can_get && m.readable && !m.segment) {
-    // Host sender, GPU receiver: one read into host memory, one copy up,
-    // through a pinned buffer of accel's pool (no allocation per message,
-    // and the copy up runs at the bus's speed).
-    uint8_t* bounce = n ? static_cast<uint8_t*>(accel::pinned_alloc(n)) : nullptr;
-    if (n && !bounce) r->error = MPI_ERR_NO_MEM;
-    if (n && r->error == MPI_SUCCESS && (t->get(m.source_world, bounce, m.address, m.key, n) != kOk ||
-                                         accel::copy_from_host(r->buffer, bounce, n) != 0))
-      r->error = MPI_ERR_OTHER;
-    if (bounce) accel::pinned_free(bounce, n);
-    r->bytes = n;
-    send_reply(m.source_world, kAmFin, m.sender_request, 0);
-    finish_recv(r);
-    return;
+  } else if (rndv_receive(r, m, t, n)) {
+    return;  // read or written in one copy (rndv.cpp)
   }
-  if (m.am_id == kAmRts && !r->device && t->caps().can_put && (!t->caps().can_get || !m.readable)) {
-    // RPUT: expose where the data goes (a staging buffer for non-contiguous
-    // data, unpacked by finish_recv) and let the sender write it.
-    if (n && non_contiguous(r) && !r->staging) {
-      r->staging = static_cast<uint8_t*>(malloc(n));
-      if (!r->staging) r->error = MPI_ERR_NO_MEM;
-    }
-    // A large buffer is exposed two segments at a time (wire.h kAmPutSegAck).
-    uint64_t key = 0;
-    size_t seg = t->caps().expose_segment;
-    r->dest_world = m.source_world;  // a receive's peer, for unexpose in on_put_fin
-    if (seg && n > 2 * seg && r->error == MPI_SUCCESS) {
-      r->seg_keys[0] = t->expose_writable(m.source_world, recv_data(r), seg);
-      r->seg_keys[1] = t->expose_writable(m.source_world, recv_data(r) + seg, seg);
-      if (r->seg_keys[0] && r->seg_keys[1]) {
-        r->seg_size = seg;
-        key = r->seg_keys[0];
-        rndv_segments.add(2);
-      } else {
-        release_exposure(r);
-        r->error = MPI_ERR_OTHER;
-      }
-    } else if (n && r->error == MPI_SUCCESS && !(key = t->expose_writable(m.source_world, recv_data(r), n))) {
-      r->error = MPI_ERR_OTHER;
-    }
-    if (!key) n = 0;  // nothing exposed: the sender writes nothing, the receive fails
-    if (!r->seg_size) r->exposed_key = key;
-    r->bytes = n;
-    r->state = kRecvWaitPut;
-    struct {
-      PutCtsInfo cts;
-      SegRtsInfo seg;
-    } cts{{m.sender_request, to_id(r), reinterpret_cast<uint64_t>(recv_data(r)), key, n}, {seg, r->seg_keys[1]}};
-    send_control(m.source_world, kAmCtsPut, &cts, r->seg_size ? sizeof cts : sizeof cts.cts);
-  } else if (t->caps().can_get && m.readable && m.am_id != kAmRtsDevice && !(r->device && m.segment)) {
-    // A single-copy read needs one contiguous target: non-contiguous data is
-    // read into a staging buffer that finish_recv unpacks.
-    if (n && non_contiguous(r) && !r->staging) {
-      r->staging = static_cast<uint8_t*>(malloc(n));
-      if (!r->staging) r->error = MPI_ERR_NO_MEM;
-    }
-    if (n && m.segment) {
-      // Exposed in segments: read them as their keys come (read_segments).
-      r->state = kRecvSegments;
-      r->bytes = n;
-      r->remote_id = m.sender_request;
-      r->dest_world = m.source_world;
-      r->seg_size = m.segment;
-      r->seg_addr = m.address;
-      r->seg_keys[0] = m.key;
-      r->seg_keys[1] = m.key1;
-      r->seg_have = 3;
-      r->seg_index = 0;
-      read_segments(r);
-      return;
-    }
-    if (n && r->error == MPI_SUCCESS && t->get(m.source_world, recv_data(r), m.address, m.key, n) != kOk)
-      r->error = MPI_ERR_OTHER;
-    r->bytes = n;
-    send_reply(m.source_world, kAmFin, m.sender_request, 0);
-    finish_recv(r);
-  } else {
-    r->state = kRecvFragments;
-    r->message_length = h.length;
-    r->offset = 0;
-    r->bytes = n;
-    send_reply(m.source_world, kAmCts, m.sender_request, to_id(r));
-  }
+  r->state = kRecvFragments;
+  r->message_length = h.length;
+  r->offset = 0;
+  r->bytes = n;
+  send_reply(m.source_world, kAmCts, m.sender_request, to_id(r));
 }
 
 void on_frag(int, const void* msg, size_t len) {
@@ -405,183 +304,6 @@ void on_frag(int, const void* msg, size_t len) {
     if (r->device) device_recv_flush(r);
     finish_recv(r);
   }
-}
-
-// The loop shared by the RGET receiver and the RPUT sender of a buffer
-// exposed in segments: moves every segment whose key is known, in order,
-// with move(offset, length, key), acknowledging each but the last with
-// ack(index). After a failure the remaining moves are skipped but the
-// exchange runs to its end. True once every segment is done.
-template <class Move, class Ack>
-bool move_segments(Request* r, size_t n, Move move, Ack ack) {
-  uint64_t count = (n + r->seg_size - 1) / r->seg_size;
-  while (r->seg_index < count) {
-    unsigned slot = static_cast<unsigned>(r->seg_index % 2);
-    if (!(r->seg_have & (1u << slot))) return false;
-    size_t off = static_cast<size_t>(r->seg_index * r->seg_size);
-    size_t len = std::min<size_t>(static_cast<size_t>(r->seg_size), n - off);
-    if (r->error == MPI_SUCCESS && move(off, len, r->seg_keys[slot]) != kOk) r->error = MPI_ERR_OTHER;
-    r->seg_have &= static_cast<uint8_t>(~(1u << slot));
-    r->seg_keys[slot] = 0;
-    if (++r->seg_index < count) ack(r->seg_index - 1);
-  }
-  return true;
-}
-
-// Receiver of a segmented RTS: reads every segment whose key is known, in
-// order, acknowledging each but the last (the sender then exposes the one
-// two further); after the last, FIN. After a failure the remaining reads are
-// skipped but the exchange runs to its end, so no key message can arrive
-// after the request completed.
-void read_segments(Request* r) {
-  btl::Transport* t = btl::route(r->dest_world);
-  size_t n = r->bytes;
-  auto read = [&](size_t off, size_t len, uint64_t key) {
-    return t->get(r->dest_world, recv_data(r) + off, r->seg_addr + off, key, len);
-  };
-  auto ack = [&](uint64_t index) {
-    SegInfo info{r->remote_id, to_id(r), index, n};
-    send_control(r->dest_world, kAmSegAck, &info, sizeof info);
-  };
-  if (!move_segments(r, n, read, ack)) return;  // a key is on its way (on_seg_key)
-  send_reply(r->dest_world, kAmFin, r->remote_id, 0);
-  finish_recv(r);
-}
-
-// The exposing side of a segmented transfer (RGET sender, RPUT receiver):
-// segment `ack.index` was moved. Release its key and expose the segment two
-// further, if it lies within `total`, sending its key with `key_am`.
-// expose(transport, offset, length) returns the new key.
-template <class Expose>
-void expose_next_segment(Request* r, const SegInfo& ack, size_t total, int key_am, Expose expose) {
-  btl::Transport* t = btl::route(r->dest_world);
-  unsigned slot = static_cast<unsigned>(ack.index % 2);
-  if (r->seg_keys[slot]) t->unexpose(r->dest_world, r->seg_keys[slot]);
-  r->seg_keys[slot] = 0;
-  uint64_t next = ack.index + 2;
-  if (next * r->seg_size >= total) return;
-  size_t off = static_cast<size_t>(next * r->seg_size);
-  size_t len = std::min<size_t>(static_cast<size_t>(r->seg_size), total - off);
-  r->seg_keys[slot] = expose(t, off, len);
-  rndv_segments.add();
-  SegInfo key{ack.sender_request, ack.receiver_request, next, r->seg_keys[slot]};
-  send_control(r->dest_world, key_am, &key, sizeof key);
-}
-
-// The moving side (RGET receiver, RPUT sender): the key of a further segment
-// arrived; keep it in its slot.
-void store_segment_key(Request* r, const SegInfo& key) {
-  unsigned slot = static_cast<unsigned>(key.index % 2);
-  r->seg_keys[slot] = key.key;
-  r->seg_have |= static_cast<uint8_t>(1u << slot);
-}
-
-// Sender: segment `index` was read. Release it and expose the one two
-// further, if the receiver reads that far.
-void on_seg_ack(int, const void* msg, size_t) {
-  SegInfo ack;
-  std::memcpy(&ack, msg, sizeof ack);
-  Request* r = from_id(ack.sender_request);
-  size_t total = std::min<size_t>(r->length, static_cast<size_t>(ack.key));
-  expose_next_segment(r, ack, total, kAmSegKey, [&](btl::Transport* t, size_t off, size_t len) {
-    return t->expose(r->dest_world, send_data(r) + off, len);  // 0: the receiver's read fails
-  });
-}
-
-// Receiver: the key of a further segment.
-void on_seg_key(int, const void* msg, size_t) {
-  SegInfo key;
-  std::memcpy(&key, msg, sizeof key);
-  Request* r = from_id(key.receiver_request);
-  store_segment_key(r, key);
-  read_segments(r);
-}
-
-// Sender: the receiver exposed its buffer; write the message into it.
-void on_cts_put(int, const void* msg, size_t len) {
-  PutCtsInfo cts;
-  std::memcpy(&cts, msg, sizeof cts);
-  Request* r = from_id(cts.sender_request);
-  btl::Transport* t = btl::route(r->dest_world);
-  release_exposure(r);  // exposed for a read that did not come
-  size_t n = std::min<size_t>(cts.length, r->length);
-  if (n && len >= sizeof cts + sizeof(SegRtsInfo)) {
-    // The receiver exposed its buffer in segments: write them as their keys come.
-    SegRtsInfo seg;
-    std::memcpy(&seg, static_cast<const uint8_t*>(msg) + sizeof cts, sizeof seg);
-    r->seg_size = seg.segment;
-    r->seg_addr = cts.address;
-    r->seg_keys[0] = cts.key;
-    r->seg_keys[1] = seg.key1;
-    r->seg_have = 3;
-    r->seg_index = 0;
-    r->remote_id = cts.receiver_request;
-    r->message_length = n;
-    write_segments(r);
-    return;
-  }
-  uint64_t failed = 0;
-  if (n && t->put(r->dest_world, send_data(r), cts.address, cts.key, n) != kOk) {
-    failed = 1;
-    r->error = MPI_ERR_OTHER;
-  }
-  // put() returned: the data is in the receiver's memory before this arrives.
-  ReplyInfo fin{failed, cts.receiver_request};
-  send_control(r->dest_world, kAmPutFin, &fin, sizeof fin);
-  finish_send(r);
-}
-
-// RPUT sender, the receiver's buffer exposed in segments: writes every
-// segment whose key is known, in order, acknowledging each but the last;
-// after the last, PUT-FIN. The keys are the receiver's: cleared as used,
-// never released here. After a failure the exchange runs to its end.
-void write_segments(Request* r) {
-  btl::Transport* t = btl::route(r->dest_world);
-  size_t n = r->message_length;
-  auto write = [&](size_t off, size_t len, uint64_t key) {
-    return t->put(r->dest_world, send_data(r) + off, r->seg_addr + off, key, len);
-  };
-  auto ack = [&](uint64_t index) {
-    SegInfo info{to_id(r), r->remote_id, index, n};
-    send_control(r->dest_world, kAmPutSegAck, &info, sizeof info);
-  };
-  if (!move_segments(r, n, write, ack)) return;  // a key is on its way (on_put_seg_key)
-  r->seg_keys[0] = r->seg_keys[1] = 0;
-  ReplyInfo fin{r->error == MPI_SUCCESS ? 0u : 1u, r->remote_id};
-  send_control(r->dest_world, kAmPutFin, &fin, sizeof fin);
-  finish_send(r);
-}
-
-// RPUT receiver: segment `index` was written. Release it and expose the one
-// two further, if there is one.
-void on_put_seg_ack(int, const void* msg, size_t) {
-  SegInfo ack;
-  std::memcpy(&ack, msg, sizeof ack);
-  Request* r = from_id(ack.receiver_request);
-  expose_next_segment(r, ack, r->bytes, kAmPutSegKey, [&](btl::Transport* t, size_t off, size_t len) {
-    uint64_t key = t->expose_writable(r->dest_world, recv_data(r) + off, len);
-    if (!key) r->error = MPI_ERR_OTHER;  // the sender's write fails too
-    return key;
-  });
-}
-
-// RPUT sender: the key of a further segment of the receiver's buffer.
-void on_put_seg_key(int, const void* msg, size_t) {
-  SegInfo key;
-  std::memcpy(&key, msg, sizeof key);
-  Request* r = from_id(key.sender_request);
-  store_segment_key(r, key);
-  write_segments(r);
-}
-
-// Receiver: the sender's writes are complete.
-void on_put_fin(int, const void* msg, size_t) {
-  ReplyInfo fin;
-  std::memcpy(&fin, msg, sizeof fin);
-  Request* r = from_id(fin.receiver_request);
-  release_exposure(r);  // the whole buffer, or what is left of its segments
-  if (fin.sender_request && r->error == MPI_SUCCESS) r->error = MPI_ERR_OTHER;
-  finish_recv(r);
 }
 
 void on_reply(int am_id, const void* msg) {
@@ -715,6 +437,7 @@ int retry_pending() {
       ++done;
     }
   }
+  done += rndv_retry();
   for (size_t n = streaming.size(); n > 0; --n) {
     Request* r = streaming.front();
     streaming.pop_front();

@@ -240,6 +240,8 @@ class SharedMemoryTransport final : public Transport {
       h->attached.fetch_add(1, std::memory_order_acq_rel);
     }
     caps_.can_get = cma_ok;
+    caps_.ipc_peers = true;  // every peer of sm shares this node
+    caps_.pack_send = true;
     // Helping needs process_vm_writev into each peer: probe it the same way.
     sender_helps_ = cma_ok && cma_help_param.get();
     chunk_ = std::max<uint64_t>(4096, static_cast<uint64_t>(cma_chunk_param.get()));
@@ -280,23 +282,25 @@ class SharedMemoryTransport final : public Transport {
   int send(int peer, int am_id, const void* header, size_t header_len, const void* payload,
            size_t payload_len) override {
     Outbound& out = outbound_[local_index_[peer]];
-    if (out.tail - out.head_seen >= out.nslots) {
-      out.head_seen = out.control->head.load(std::memory_order_acquire);
-      if (out.tail - out.head_seen >= out.nslots) {
-        ring_full.add();
-        return kAgain;
-      }
-    }
-    auto* slot = reinterpret_cast<SlotHeader*>(out.slots + (out.tail % out.nslots) * out.stride);
+    SlotHeader* slot = reserve_slot(out);
+    if (!slot) return kAgain;
     auto* data = reinterpret_cast<uint8_t*>(slot + 1);
     copy_bytes(data, header, header_len);
     if (payload_len) copy_bytes(data + header_len, payload, payload_len);
-    slot->length = static_cast<uint32_t>(header_len + payload_len);
-    slot->am_id = static_cast<uint16_t>(am_id);
-    slot->sequence.store(out.tail + 1, std::memory_order_release);
-    ++out.tail;
-    messages_sent.add();
-    bytes_sent.add(header_len + payload_len);
+    publish_slot(out, slot, am_id, header_len + payload_len);
+    return kOk;
+  }
+
+  // As send(), packing the payload straight into the ring slot.
+  int send_packed(int peer, int am_id, const void* header, size_t header_len, size_t payload_len, PackFn pack,
+                  void* context) override {
+    Outbound& out = outbound_[local_index_[peer]];
+    SlotHeader* slot = reserve_slot(out);
+    if (!slot) return kAgain;
+    auto* data = reinterpret_cast<uint8_t*>(slot + 1);
+    copy_bytes(data, header, header_len);
+    if (payload_len) pack(context, data + header_len, payload_len);
+    publish_slot(out, slot, am_id, header_len + payload_len);
     return kOk;
   }
 
@@ -323,7 +327,7 @@ class SharedMemoryTransport final : public Transport {
     free_descriptors_.push_back(index);
   }
 
-  int get(int peer, void* local, uint64_t remote_addr, uint64_t remote_key, size_t len) override {
+  int get(int peer, void* local, uint64_t remote_addr, uint64_t remote_key, size_t len, RdmaOp* op) override {
     int li = local_index_[peer];
     pid_t pid = pids_[li];
     // An exchange (we have a large message out to this peer too): the peer
@@ -332,9 +336,12 @@ class SharedMemoryTransport final : public Transport {
     // alone, in one call.
     if (!descriptor_key_ok(remote_key)) remote_key = 0;  // read alone
     if (remote_key == 0 || len < 2 * chunk_ || sending_to(peer)) {
-      if (cma_copy(pid, true, local, remote_addr, len)) return kOk;
-      log::error("process_vm_readv from rank %d failed: %s", peer, strerror(errno));
-      return kIoError;
+      if (!cma_copy(pid, true, local, remote_addr, len)) {
+        log::error("process_vm_readv from rank %d failed: %s", peer, strerror(errno));
+        return kIoError;
+      }
+      done_.push(op, kOk);
+      return kOk;
     }
     CopyDescriptor& d = descriptors_of(segments_[li].base())[remote_key - 1];
     d.dest_address = reinterpret_cast<uint64_t>(local);
@@ -350,18 +357,37 @@ class SharedMemoryTransport final : public Transport {
       size_t n = static_cast<size_t>(std::min<uint64_t>(chunk_, len - off));
       if (!cma_copy(pid, true, static_cast<uint8_t*>(local) + off, remote_addr + off, n)) {
         log::error("process_vm_readv from rank %d failed: %s", peer, strerror(errno));
-        return kIoError;
+        d.failed.store(1, std::memory_order_release);
+        break;
       }
       d.bytes_done.fetch_add(n, std::memory_order_acq_rel);
     }
     // The sender may still be writing its last piece (and may have lost its
-    // core to another rank when the node is oversubscribed).
-    Backoff backoff(rte::job().oversubscribed ? 0 : 1000);
-    while (d.bytes_done.load(std::memory_order_acquire) < len) {
-      if (d.failed.load(std::memory_order_acquire)) return kIoError;
-      backoff.idle();
-    }
+    // core to another rank when the node is oversubscribed): progress()
+    // completes the read once it has, rather than this call waiting.
+    joined_.push_back({op, &d, len});
     return kOk;
+  }
+
+  // Reads joined by the sender that wait for its last pieces: done when
+  // every byte is in (or the sender failed).
+  int finish_joined() {
+    int n = 0;
+    for (size_t i = 0; i < joined_.size();) {
+      Joined& j = joined_[i];
+      int status = j.descriptor->failed.load(std::memory_order_acquire)                  ? kIoError
+                   : j.descriptor->bytes_done.load(std::memory_order_acquire) >= j.length ? kOk
+                                                                                          : kAgain;
+      if (status == kAgain) {
+        ++i;
+        continue;
+      }
+      done_.push(j.op, status);
+      joined_[i] = joined_.back();
+      joined_.pop_back();
+      ++n;
+    }
+    return n;
   }
 
   // Whether one of our large messages to `peer` is announced and not done.
@@ -399,6 +425,8 @@ class SharedMemoryTransport final : public Transport {
 
   int progress() override {
     int handled = armed_.empty() ? 0 : help_copies();
+    if (!joined_.empty()) finish_joined();
+    handled += done_.run();
     for (Inbound& in : inbound_) {
       if (in.world_rank == rte::job().rank) continue;
       // Bounded per ring so one busy sender cannot starve the others.
@@ -427,6 +455,27 @@ class SharedMemoryTransport final : public Transport {
   }
 
  private:
+  // The next free slot of the ring to a peer, or nullptr when the ring is full.
+  SlotHeader* reserve_slot(Outbound& out) {
+    if (out.tail - out.head_seen >= out.nslots) {
+      out.head_seen = out.control->head.load(std::memory_order_acquire);
+      if (out.tail - out.head_seen >= out.nslots) {
+        ring_full.add();
+        return nullptr;
+      }
+    }
+    return reinterpret_cast<SlotHeader*>(out.slots + (out.tail % out.nslots) * out.stride);
+  }
+  // Hands a filled slot to the receiver: the sequence word last, released.
+  void publish_slot(Outbound& out, SlotHeader* slot, int am_id, size_t length) {
+    slot->length = static_cast<uint32_t>(length);
+    slot->am_id = static_cast<uint16_t>(am_id);
+    slot->sequence.store(out.tail + 1, std::memory_order_release);
+    ++out.tail;
+    messages_sent.add();
+    bytes_sent.add(length);
+  }
+
   // A slot no sender of this job writes (memory of the segment overwritten):
   // nothing after it in the ring can be trusted either.
   [[noreturn]] static void corrupt_slot(int peer, uint32_t length) {
@@ -459,6 +508,13 @@ class SharedMemoryTransport final : public Transport {
   }
 
   Caps caps_;
+  DoneQueue done_;  // reads finished, their callbacks due
+  struct Joined {
+    RdmaOp* op;
+    CopyDescriptor* descriptor;  // in the sender's segment
+    uint64_t length;
+  };
+  std::vector<Joined> joined_;
   bool sender_helps_ = false;
   uint64_t chunk_ = 128 * 1024;
   std::vector<int> free_descriptors_;  // our copy descriptors not in use

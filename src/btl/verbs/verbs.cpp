@@ -718,17 +718,21 @@ class VerbsTransport final : public Transport {
     return (id << 32) | mr->rkey;
   }
 
-  int get(int peer, void* local, uint64_t remote_addr, uint64_t remote_key, size_t len) override {
+  int get(int peer, void* local, uint64_t remote_addr, uint64_t remote_key, size_t len, RdmaOp* op) override {
     int rc = transfer(peer, false, static_cast<uint8_t*>(local), remote_addr, remote_key, len);
     if (rc == kOk) read_bytes.add(len);
-    return rc;
+    done_.push(op, rc);
+    return kOk;
   }
 
-  int put(int peer, const void* local, uint64_t remote_addr, uint64_t remote_key, size_t len) override {
+  int put(int peer, const void* local, uint64_t remote_addr, uint64_t remote_key, size_t len,
+          RdmaOp* op) override {
     int rc = transfer(peer, true, static_cast<uint8_t*>(const_cast<void*>(local)), remote_addr, remote_key, len);
     if (rc == kOk) write_bytes.add(len);
-    return rc;
+    done_.push(op, rc);
+    return kOk;
   }
+  DoneQueue done_;
 
   // ==== RMA windows (src/osc/rdma.cpp) ==========================================
   // A window's memory is registered once for its lifetime (expose_window:
@@ -1067,7 +1071,7 @@ class VerbsTransport final : public Transport {
   }
 
   int progress() override {
-    int handled = 0;
+    int handled = done_.run();
     // Connection-manager events cost system calls (librdmacm writes a
     // command to its device for every poll, and the timeout check reads the
     // clock, itself a system call in a VM without a usable vDSO clock):
@@ -1713,15 +1717,18 @@ class MultiRail final : public Transport {
     exposures_.erase(it);
   }
 
-  int get(int peer, void* local, uint64_t remote_addr, uint64_t remote_key, size_t len) override {
+  int get(int peer, void* local, uint64_t remote_addr, uint64_t remote_key, size_t len, RdmaOp* op) override {
     int rc = stripe(peer, false, static_cast<uint8_t*>(local), remote_addr, remote_key, len);
     if (rc == kOk) read_bytes.add(len);
-    return rc;
+    done_.push(op, rc);
+    return kOk;
   }
-  int put(int peer, const void* local, uint64_t remote_addr, uint64_t remote_key, size_t len) override {
+  int put(int peer, const void* local, uint64_t remote_addr, uint64_t remote_key, size_t len,
+          RdmaOp* op) override {
     int rc = stripe(peer, true, static_cast<uint8_t*>(const_cast<void*>(local)), remote_addr, remote_key, len);
     if (rc == kOk) write_bytes.add(len);
-    return rc;
+    done_.push(op, rc);
+    return kOk;
   }
 
   // RMA windows: rail 0 alone (one registration, one key, in order with its
@@ -1741,7 +1748,7 @@ class MultiRail final : public Transport {
   int rma_test(int peer) override { return rails_[0]->rma_test(peer); }
 
   int progress() override {
-    int n = 0;
+    int n = done_.run();
     for (auto& r : rails_) n += r->progress();
     return n;
   }
@@ -1804,6 +1811,7 @@ class MultiRail final : public Transport {
   std::vector<std::unique_ptr<VerbsTransport>> rails_;
   Caps caps_;
   std::vector<bool> kicked_;  // by peer: secondary rails asked to connect
+  DoneQueue done_;
   std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> exposures_;  // key -> rails' keys
 };
 
