@@ -10,6 +10,8 @@
 // the selection. Blocking barrier / bcast / reduce / allreduce may instead
 // run node-level (src/coll/shm.h: a shared-memory segment per communicator
 // and node, hierarchical across nodes); that state lives in CommState.
+// A call on GPU buffers runs on host copies of them (device_staging.cpp).
+// Neighbourhood collectives come as NeighborArgs (neighbor.cpp).
 #pragma once
 
 #include <functional>
@@ -52,10 +54,9 @@ struct Args {
   std::vector<const Datatype*> sendtypes, recvtypes;
   const Op* op = nullptr;
   int root = 0;
-  // A reduction on GPU buffers that the MPI layer staged to host memory
-  // (src/accel/coll_staging.h) and whose local combine steps run as GPU
-  // kernels (accel::combine_on_device); such calls run a point-to-point
-  // schedule (no node-level or direct version).
+  // Set by this layer (device_staging.cpp), not by the caller: a reduction
+  // on GPU buffers staged to host memory whose local combine steps run as
+  // GPU kernels (accel::combine_on_device).
   bool device_combine = false;
   bool operator==(const Args&) const = default;
 };
@@ -65,13 +66,14 @@ struct Args {
 // the node segment. Created by the MPI layer on
 // first use, destroyed with the communicator.
 struct CommState;
-class Schedule;
 // `coll` carries the collective traffic; for an intercommunicator `coll`
 // maps remote ranks and `local` is a context over the local group (else null).
 CommState* state_create(pml::Context* coll, pml::Context* local);
 void state_destroy(CommState* state);
 
-// Blocking collective.
+// Blocking collective. Here, in post and in init, buffers in GPU memory
+// are staged through host copies (the copy back: when the call returns, or
+// in the last round of the request's schedule).
 int run(CommState* state, const Args& args);
 // Blocking bcast of a contiguous predefined message on an
 // intracommunicator whose previous collective was a blocking bcast of as
@@ -91,19 +93,40 @@ bool reduction_shortcut(CommState* state, Kind kind, const void* send, void* out
 int post(CommState* state, const Args& args, pml::Request** out);
 // Persistent: *out is an inactive persistent request; start() runs it.
 int init(CommState* state, const Args& args, pml::Request** out);
-// The same with a round of its own before the schedule's first (`before`,
-// at every start) and after its last (`after`): the MPI layer's copies of
-// GPU buffers to and from their host copies. Each returns an MPI error class.
-int init(CommState* state, const Args& args, pml::Request** out, std::function<int()> before,
-         std::function<int()> after);
 int start(pml::Request* req);
-// Persistent request of a schedule the caller built (neighbourhood
-// collectives, src/mpi/neighbor.cpp): takes ownership of `schedule`, whose
-// `state` must be set.
-pml::Request* init_schedule(std::unique_ptr<Schedule> schedule);
 // Releases what a collective request owns (its schedule) and the request.
 void request_free(pml::Request* req);
 inline bool is_collective(const pml::Request* r) { return r->kind == pml::Request::Kind::Collective; }
+
+// ---- neighbourhood collectives (src/coll/neighbor.cpp) ---------------------------
+// One block: `count` items of `type` at `buf`, from or to `peer`
+// (MPI_PROC_NULL: a cartesian edge, skipped; its block stays untouched).
+struct NeighborBlock {
+  void* buf;
+  MPI_Count count;
+  const Datatype* type;
+  int peer;
+};
+// One neighbourhood collective as the MPI layer checked it: recvs[k] comes
+// from the topology's k-th source, sends[k] goes to its k-th destination.
+// `cartesian`: slots 2d and 2d + 1 are the -1 and +1 neighbours of
+// dimension d, which may be one process (periodic, extent 1 or 2); the
+// block sent towards +1 then arrives in the receiver's -1 slot. `tag`: the
+// messages' tag on the collective context (cartesian: tag - k for slot k),
+// allotted by the caller outside every other tag used there.
+struct NeighborArgs {
+  std::vector<NeighborBlock> recvs, sends;
+  bool cartesian = false;
+  int tag = 0;
+};
+// Blocking, on the communicator's collective context.
+int neighbor_run(pml::Context* ctx, const NeighborArgs& a);
+// Nonblocking: *out is a new request of Kind::Collective that a progress
+// hook completes once every message has (a transfer that failed to post
+// fails it then); may already be complete on return.
+int neighbor_post(pml::Context* ctx, const NeighborArgs& a, pml::Request** out);
+// Persistent: *out is an inactive persistent request (start() runs it).
+int neighbor_init(CommState* state, const NeighborArgs& a, pml::Request** out);
 
 // ---- internal collectives on a bare context ------------------------------------
 // Used by the MPI layer where no communicator object exists yet (creation,

@@ -1,11 +1,12 @@
 // The layer's entry points: a call becomes a schedule (select.cpp picks the
 // builder), which runs to completion (blocking), from pml progress
-// (nonblocking) or at every MPI_Start (persistent).
+// (nonblocking) or at every MPI_Start (persistent). A call on GPU buffers
+// runs on host copies (device_staging.cpp) with the copies around it.
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 
-#include "accel/accel.h"
 #include "accel/kernels.h"
 #include "base/log.h"
 #include "base/param.h"
@@ -203,14 +204,13 @@ const Algorithm* remembered_call(const CommState* st, Kind kind, MPI_Count count
   return remembered(st, kind, payload_bytes(count, type), type, op);
 }
 
-}  // namespace
-
-int run(CommState* state, const Args& args) {
+// The blocking call on host memory.
+int run_host(CommState* state, const Args& args) {
   const Algorithm* alg = nullptr;
   if (!state->inter()) {
     // Blocking barrier / bcast / reduce / allreduce (and, on one node,
     // allgather(v) / gather / scatter / alltoall) may run node-level
-    // (src/coll/shm.cpp); that needs the communicator's nodes.
+    // (src/coll/shm/); that needs the communicator's nodes.
     switch (args.kind) {
       case Kind::barrier:
       case Kind::bcast:
@@ -234,7 +234,7 @@ int run(CommState* state, const Args& args) {
     // chooses alike, and a call's ranks may mix device and host buffers).
     if (alg->node()) {
       if (explain()) explain_choice(args, state, c);
-      // The node segment's combine steps (shm.cpp) run on the CPU.
+      // The node segment's combine steps (shm/reduce.cpp) run on the CPU.
       if (args.device_combine) accel::count_collective_combine(kind_name(args.kind), "node-level algorithm");
       return alg->level == Algorithm::Level::shm ? shm_run(state, args) : hier_run(state, args);
     }
@@ -252,6 +252,21 @@ int run(CommState* state, const Args& args) {
     tag = state->next_tag();
   }
   return run_to_completion(*s, tag);
+}
+
+// The size of the group that a call's per-rank blocks refer to (the remote
+// group's on an intercommunicator).
+int peers(const CommState* st) { return st->coll->size(); }
+
+}  // namespace
+
+int run(CommState* state, const Args& args) {
+  if (__builtin_expect(!names_device_memory(args), 1)) return run_host(state, args);
+  Args host = args;
+  std::unique_ptr<DeviceStaging> staging;
+  if (int rc = stage_device_buffers(&host, peers(state), &staging); rc != MPI_SUCCESS) return rc;
+  int rc = run_host(state, host);
+  return rc == MPI_SUCCESS ? staging->finish() : rc;
 }
 
 // The shortcuts: a call whose predecessor on the communicator was the same
@@ -284,32 +299,32 @@ bool reduction_shortcut(CommState* st, Kind kind, const void* send, void* out, M
 namespace {
 
 // Whether a nonblocking call's schedule may be reused (see ScheduleCache):
-// intracommunicator calls without per-rank arrays, on host memory (a device
-// buffer's schedule may hold copies chosen for it).
+// intracommunicator calls without per-rank arrays (their Args copy would
+// allocate). Calls on GPU buffers never get here without a copy-back round
+// of their own, which rules reuse out (post_schedule).
 bool reusable(const Args& a) {
-  if (!a.sendcounts.empty() || !a.recvcounts.empty() || !a.sendtypes.empty() || !a.recvtypes.empty()) return false;
-  return !accel::on_device(a.sendbuf) && !accel::on_device(a.recvbuf);
+  return a.sendcounts.empty() && a.recvcounts.empty() && a.sendtypes.empty() && a.recvtypes.empty();
 }
 
-}  // namespace
-
-int post(CommState* state, const Args& args, pml::Request** out) {
+// A nonblocking call; `after`: a last round of its own (the copy back of
+// a call on GPU buffers), whose schedule is not kept for reuse.
+int post_schedule(CommState* state, const Args& args, pml::Request** out, std::function<int()>* after) {
   if (args.device_combine) accel::count_collective_combine(kind_name(args.kind), nullptr);
   Schedule* raw = nullptr;
   std::unique_ptr<Schedule> s;
   if (state->inter()) {
-    if (int rc = build(state, args, &s); rc != MPI_SUCCESS) return rc;
+    if (int rc = build(state, args, &s, nullptr, nullptr, after); rc != MPI_SUCCESS) return rc;
   } else {
     Choice c;
     if (int rc = select_algorithm(args, state, false, &c); rc != MPI_SUCCESS) return rc;
     explain_choice(args, state, c);
-    bool reuse = reusable(args);
+    bool reuse = !after && reusable(args);
     if (reuse) {
       pml::Guard guard;
       raw = state->schedules.take(args, c.alg);
     }
     if (!raw) {
-      if (int rc = build(state, args, &s, c.alg); rc != MPI_SUCCESS) return rc;
+      if (int rc = build(state, args, &s, c.alg, nullptr, after); rc != MPI_SUCCESS) return rc;
       if (reuse) {
         pml::Guard guard;
         raw = state->schedules.adopt(args, c.alg, s);
@@ -324,6 +339,30 @@ int post(CommState* state, const Args& args, pml::Request** out) {
   return MPI_SUCCESS;
 }
 
+// A persistent call with a round of its own before the schedule's first
+// (`before`, at every start) and after its last (`after`): the copies of a
+// call on GPU buffers to and from their host copies.
+int init_with_copies(CommState* state, const Args& args, pml::Request** out, std::function<int()> before,
+                     std::function<int()> after) {
+  if (args.device_combine) accel::count_collective_combine(kind_name(args.kind), nullptr);
+  std::unique_ptr<Schedule> s;
+  if (int rc = build(state, args, &s, nullptr, &before, &after); rc != MPI_SUCCESS) return rc;
+  *out = init_schedule(std::move(s));
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+int post(CommState* state, const Args& args, pml::Request** out) {
+  if (__builtin_expect(!names_device_memory(args), 1)) return post_schedule(state, args, out, nullptr);
+  Args host = args;
+  std::unique_ptr<DeviceStaging> staging;
+  if (int rc = stage_device_buffers(&host, peers(state), &staging); rc != MPI_SUCCESS) return rc;
+  // The schedule owns the host copies; its last round copies the result back.
+  std::function<int()> after = [st = std::shared_ptr<DeviceStaging>(std::move(staging))] { return st->finish(); };
+  return post_schedule(state, host, out, &after);
+}
+
 pml::Request* init_schedule(std::unique_ptr<Schedule> schedule) {
   pml::Guard guard;
   schedule->persistent_tag = schedule->state->next_tag();  // init order, not start order, matches
@@ -331,18 +370,18 @@ pml::Request* init_schedule(std::unique_ptr<Schedule> schedule) {
 }
 
 int init(CommState* state, const Args& args, pml::Request** out) {
+  if (__builtin_expect(names_device_memory(args), 0)) {
+    Args host = args;
+    std::unique_ptr<DeviceStaging> staging;
+    if (int rc = stage_device_buffers(&host, peers(state), &staging); rc != MPI_SUCCESS) return rc;
+    // Every start copies the device data in, the schedule's last round
+    // copies the result back; the schedule owns the host copies.
+    std::shared_ptr<DeviceStaging> st(std::move(staging));
+    return init_with_copies(state, host, out, [st] { return st->copy_in(); }, [st] { return st->copy_out(); });
+  }
   if (args.device_combine) accel::count_collective_combine(kind_name(args.kind), nullptr);
   std::unique_ptr<Schedule> s;
   if (int rc = build(state, args, &s); rc != MPI_SUCCESS) return rc;
-  *out = init_schedule(std::move(s));
-  return MPI_SUCCESS;
-}
-
-int init(CommState* state, const Args& args, pml::Request** out, std::function<int()> before,
-         std::function<int()> after) {
-  if (args.device_combine) accel::count_collective_combine(kind_name(args.kind), nullptr);
-  std::unique_ptr<Schedule> s;
-  if (int rc = build(state, args, &s, nullptr, &before, &after); rc != MPI_SUCCESS) return rc;
   *out = init_schedule(std::move(s));
   return MPI_SUCCESS;
 }

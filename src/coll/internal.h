@@ -114,7 +114,7 @@ struct Algorithm {
   Builder build;
   bool commutative_only;  // order of operands not kept: needs a commutative op
   const char* what;       // one line for the explain output
-  // Node-level algorithms (src/coll/shm.cpp) have no builder and serve
+  // Node-level algorithms (src/coll/shm/) have no builder and serve
   // blocking calls only (a nonblocking or persistent call falls back to the
   // first entry): the node segment alone (one node) or the segment with
   // point-to-point messages among the node leaders.
@@ -130,6 +130,50 @@ const std::vector<Algorithm>& algorithms(Kind kind);
 // Builds the intercommunicator form (src/coll/inter.cpp); false if the kind
 // has no intercommunicator algorithm here.
 bool build_inter(Schedule& s, const Args& a, CommState* st);
+
+// Persistent request of a schedule built here (engine.cpp, neighbor.cpp):
+// takes ownership of `schedule`, whose `state` must be set.
+pml::Request* init_schedule(std::unique_ptr<Schedule> schedule);
+
+// ---- collectives on GPU buffers (src/coll/device_staging.cpp) -------------------
+// A call whose buffers are GPU memory runs the host algorithm on host
+// copies: engine.cpp stages it, runs it, and copies the receive buffer back.
+class DeviceStaging {
+ public:
+  DeviceStaging() = default;
+  ~DeviceStaging();
+  DeviceStaging(const DeviceStaging&) = delete;
+  DeviceStaging& operator=(const DeviceStaging&) = delete;
+  // Copies the receive buffer back to the device (once); 0 or an MPI error class.
+  int finish();
+  // Persistent collectives, at every start and completion: the device data
+  // to the host copies again (send span; receive span unless the call
+  // writes it whole), and the receive span back (0 or an MPI error class).
+  int copy_in();
+  int copy_out();
+
+ private:
+  friend int stage_device_buffers(Args* a, int peers, std::unique_ptr<DeviceStaging>* out);
+  const void* send_device_ = nullptr;  // start of the send span on the device
+  size_t send_copy_ = 0;               // bytes copied in
+  bool recv_copy_in_ = false;          // whether the receive span is copied in
+  void* recv_device_ = nullptr;        // start of the span on the device
+  void* recv_host_ = nullptr;          // pinned_alloc'ed, recv_len_ bytes
+  size_t recv_len_ = 0;
+  size_t recv_copy_ = 0;               // bytes copied back at finish
+  void* send_host_ = nullptr;          // pinned_alloc'ed, send_len_ bytes
+  size_t send_len_ = 0;
+  bool finished_ = false;
+};
+// Whether a call's arguments name GPU memory (one cheap check per buffer
+// while no CUDA driver is in use).
+bool names_device_memory(const Args& a);
+// Replaces the device buffers of *a with host copies (send data and the
+// receive span copied in: in-place data and untouched bytes survive), and
+// for a reduction decides whether its combine steps run as GPU kernels
+// (Args::device_combine; counted here when they do not). `peers`: the size
+// of the group the per-rank blocks refer to. Returns 0 or an MPI error class.
+int stage_device_buffers(Args* a, int peers, std::unique_ptr<DeviceStaging>* out);
 
 // Blocking reduce of a small predefined contiguous type sent straight to
 // the root (src/coll/basic.cpp): the direct path's choice on an

@@ -10,6 +10,8 @@
 // collective never starves a nonblocking one started before it on any rank
 // (MPI orders collectives by call order, and both kinds may be mixed on one
 // communicator). docs/collectives.md ("Node level") describes the segment.
+// The implementation is src/coll/shm/ (its internal.h names the pieces:
+// segment, synchronisation, reductions, data movement, nodes, hierarchy).
 #pragma once
 
 #include <cstddef>
@@ -43,7 +45,7 @@ struct NodeState {
   const pml::Context* ctx = nullptr;  // the communicator's collective context (members' CPUs, pml::peer_cpu)
   void* base = nullptr;
   size_t bytes = 0;
-  size_t chunk = 0;   // slot bytes per rank and step (shm.cpp, chunk_param)
+  size_t chunk = 0;   // slot bytes per rank and step (shm/segment.cpp, chunk_param)
   uint64_t seq = 0;   // node-level steps done on this communicator
   uint64_t safe = 0;  // every local rank is known to be done with steps <= safe
   bool futex = false; // waits sleep on the flag word (AXON_COLL_SHM_WAIT; same on every local rank)

@@ -5,13 +5,9 @@
 // entry points at the end of the file only forward to it (generated:
 // src/mpi/entries/coll_entries.inc, from src/binding/c_entries.txt).
 #include <cstdint>
-#include <memory>
-#include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "accel/accel.h"
-#include "accel/coll_staging.h"
 #include "accel/kernels.h"
 #include "coll/coll.h"
 #include "mpi/api.h"
@@ -36,71 +32,22 @@ coll::CommState* state_of(Comm* c) {
 // during it defers the deallocation).
 void release_comm(pml::Request* r) { --static_cast<Comm*>(r->comm)->pending; }
 
-// GPU buffers run the host algorithm on host copies (src/accel/coll_staging.h);
-// a nonblocking call copies its result back when it completes. Staged
-// requests in flight, under the pml lock:
-std::unordered_map<pml::Request*, std::unique_ptr<accel::CollStaging>> staged_requests;
-
-void finish_staged(pml::Request* r) {
-  if (auto it = staged_requests.find(r); it != staged_requests.end()) {
-    int rc = it->second->finish();
-    if (rc != MPI_SUCCESS && r->error == MPI_SUCCESS) r->error = rc;
-    staged_requests.erase(it);
-  }
-  release_comm(r);
-}
-
+// The checked call to src/coll (which also stages GPU buffers through host
+// copies, src/coll/device_staging.cpp).
 int submit(Comm* c, const char* fn, const coll::Args& args, Call call) {
   int rc;
-  // The host copy of the arguments exists only for GPU buffers (an Args
-  // built and destroyed every call costs tens of instructions, a good part
-  // of a small node-level collective).
-  std::optional<coll::Args> staged_args;
-  std::unique_ptr<accel::CollStaging> staging;
-  if (accel::collective_on_device(args)) {
-    staged_args.emplace(args);
-    if ((rc = accel::stage_collective(&*staged_args, c->size(), &staging)) != MPI_SUCCESS) return raise(c, rc, fn);
-    // Reductions: the local combine steps run as GPU kernels where they
-    // apply, else on the CPU. Each call's choice is counted and logged:
-    // here when no kernel applies, else by src/coll once it knows the
-    // algorithm (the node-level ones combine on the CPU).
-    if (args.op && args.recvtype) {
-      // The bytes the call reduces: its count, or its per-rank counts.
-      MPI_Count items = args.recvcount;
-      for (MPI_Count n : args.recvcounts) items += n;
-      const auto bytes = static_cast<size_t>(items) * args.recvtype->size;
-      const char* why = accel::collective_host_reason(*args.op, *args.recvtype, bytes);
-      if (why) accel::count_collective_combine(coll::kind_name(args.kind), why);
-      staged_args->device_combine = !why;
-    }
-  }
-  const coll::Args& a = staging ? *staged_args : args;
   if (call.mode == Mode::Blocking) {
-    rc = coll::run(state_of(c), a);
-    if (staging && rc == MPI_SUCCESS) rc = staging->finish();
+    rc = coll::run(state_of(c), args);
     return rc == MPI_SUCCESS ? rc : raise(c, rc, fn);
   }
   pml::Request* r = nullptr;
-  if (call.mode == Mode::Persistent && staging) {
-    // Every start copies the device data in, the schedule's last round
-    // copies the result back; the schedule owns the host copies.
-    std::shared_ptr<accel::CollStaging> st(std::move(staging));
-    rc = coll::init(state_of(c), a, &r, [st] { return st->copy_in(); }, [st] { return st->copy_out(); });
-  } else {
-    rc = call.mode == Mode::Nonblocking ? coll::post(state_of(c), a, &r) : coll::init(state_of(c), a, &r);
-  }
+  rc = call.mode == Mode::Nonblocking ? coll::post(state_of(c), args, &r) : coll::init(state_of(c), args, &r);
   if (rc != MPI_SUCCESS) return raise(c, rc, fn);
   pml::Guard guard;
   r->comm = c;
   if (call.mode == Mode::Nonblocking && !r->complete.load(std::memory_order_acquire)) {
     ++c->pending;
     r->on_complete = release_comm;
-    if (staging) {
-      r->on_complete = finish_staged;
-      staged_requests.emplace(r, std::move(staging));
-    }
-  } else if (staging && (rc = staging->finish()) != MPI_SUCCESS) {
-    r->error = rc;  // completed at once: the result is back on the device now
   }
   *call.request = handle_of(r);
   return MPI_SUCCESS;

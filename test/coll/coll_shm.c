@@ -1,13 +1,28 @@
-/* Node-level (shared-memory) and hierarchical collectives beyond what
- * coll_driver sweeps: blocking shm calls mixed with nonblocking (pt2pt)
- * ones on the same communicator; a rank entering its first node-level
- * collective while the others are still in point-to-point calls (segment
- * creation must not wait for anybody); many communicators (dup, split)
- * created, used and freed, some freed without any collective, so the
- * harness's /dev/shm check catches a leaked segment; the sequence numbers
- * across thousands of calls of mixed kinds and sizes.
- * Optional argument: pretend node size (AXON_COLL_NODE_SIZE; 0 = real
- * topology, fewer iterations). */
+/* Blocking collectives that the default selection may run node-level
+ * (shared-memory segment, or hierarchical with pretend nodes), in the
+ * situations coll_driver's sweep does not create; nothing is forced. Exact
+ * results everywhere.
+ *   1. The first collective on a fresh MPI_Comm_dup is an MPI_Allreduce
+ *      that rank 0 enters at once while the other ranks (of 3 or more)
+ *      first spin for 50 ms and pass a token around a ring of their own: the
+ *      early rank waits inside the call (for the segment and the data)
+ *      while the late ones finish their point-to-point traffic.
+ *   2. On MPI_COMM_WORLD and on a split (even / odd ranks, reversed order):
+ *      MPI_Ibcast and MPI_Iallreduce of 5000 ints posted, then blocking
+ *      MPI_Bcast and MPI_Allreduce, MPI_Ibarrier, MPI_Barrier, and only then
+ *      the waits: the nonblocking schedules must complete while ranks wait
+ *      in blocking calls on the same communicator.
+ *   3. 20 rounds of three dups: an MPI_Reduce (MPI_MAX, root round % size)
+ *      on the first, an MPI_Barrier on the third in odd rounds, the second
+ *      never used; the three freed in a rotating order. The harness fails
+ *      the case if a segment is left in /dev/shm.
+ *   4. 300 rounds (40 with argument "0") of MPI_Allreduce (MPI_SUM on
+ *      doubles) and MPI_Bcast from every root in turn, 0-4 items and every
+ *      tenth round 20000 (one segment step, then several, then one again),
+ *      with an MPI_Barrier every third round.
+ * Optional argument: AXON_COLL_NODE_SIZE (pretend nodes of that many
+ * consecutive ranks, so the hierarchical algorithms run; "0" = the real
+ * topology, fewer rounds for test/netns, whose nodes talk over TCP). */
 #include "../mpi/check.h"
 
 static int rank, size;
