@@ -7,6 +7,7 @@
 
 #include "accel/kernels.h"
 #include "coll/coll.h"
+#include "progress/progress.h"
 
 namespace axon::coll {
 
@@ -27,7 +28,7 @@ int exchange(const void* sendbuf, void* recvbuf, size_t out, size_t bytes, int p
   rc = pml::recv(recvbuf, static_cast<MPI_Count>(bytes), byte_type(), peer, tag, ctx, &r);
   if (rc == MPI_SUCCESS && r.bytes < bytes) rc = MPI_ERR_OTHER;  // short: see recv_bytes
   pml::wait(s);
-  pml::Guard guard;
+  progress::Guard guard;
   if (rc == MPI_SUCCESS) rc = s->error;
   pml::request_release(s);
   return rc;
@@ -64,7 +65,7 @@ int barrier(pml::Context* ctx) {
     if (rc != MPI_SUCCESS) return rc;
     rc = recv_bytes(&sink, 0, from, kTagBarrier, ctx);
     pml::wait(s);
-    pml::Guard guard;
+    progress::Guard guard;
     pml::request_release(s);
     if (rc != MPI_SUCCESS) return rc;
   }
@@ -327,7 +328,7 @@ int allgather_bytes(const void* sendbuf, size_t bytes, void* recvbuf, pml::Conte
     if (rc != MPI_SUCCESS) return rc;
     rc = recv_bytes(out + size_t(recv_block) * bytes, bytes, left, kTagAllgather, ctx);
     pml::wait(s);
-    pml::Guard guard;
+    progress::Guard guard;
     if (rc == MPI_SUCCESS) rc = s->error;
     pml::request_release(s);
     if (rc != MPI_SUCCESS) return rc;

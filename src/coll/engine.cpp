@@ -10,6 +10,7 @@
 #include "accel/kernels.h"
 #include "base/log.h"
 #include "base/param.h"
+#include "progress/progress.h"
 #include "rte/rte.h"
 
 #include "coll/internal.h"
@@ -248,7 +249,7 @@ int run_host(CommState* state, const Args& args) {
   if (int rc = build(state, args, &s, alg); rc != MPI_SUCCESS) return rc;
   int tag;
   {
-    pml::Guard guard;
+    progress::Guard guard;
     tag = state->next_tag();
   }
   return run_to_completion(*s, tag);
@@ -320,18 +321,18 @@ int post_schedule(CommState* state, const Args& args, pml::Request** out, std::f
     explain_choice(args, state, c);
     bool reuse = !after && reusable(args);
     if (reuse) {
-      pml::Guard guard;
+      progress::Guard guard;
       raw = state->schedules.take(args, c.alg);
     }
     if (!raw) {
       if (int rc = build(state, args, &s, c.alg, nullptr, after); rc != MPI_SUCCESS) return rc;
       if (reuse) {
-        pml::Guard guard;
+        progress::Guard guard;
         raw = state->schedules.adopt(args, c.alg, s);
       }
     }
   }
-  pml::Guard guard;
+  progress::Guard guard;
   if (!raw) raw = s.release();
   pml::Request* r = new_request(raw, false);
   *out = r;
@@ -364,7 +365,7 @@ int post(CommState* state, const Args& args, pml::Request** out) {
 }
 
 pml::Request* init_schedule(std::unique_ptr<Schedule> schedule) {
-  pml::Guard guard;
+  progress::Guard guard;
   schedule->persistent_tag = schedule->state->next_tag();  // init order, not start order, matches
   return new_request(schedule.release(), true);
 }
@@ -387,7 +388,7 @@ int init(CommState* state, const Args& args, pml::Request** out) {
 }
 
 int start(pml::Request* req) {
-  pml::Guard guard;
+  progress::Guard guard;
   auto* s = static_cast<Schedule*>(req->user_data);
   req->active = true;
   launch(s, req, s->persistent_tag);
@@ -395,7 +396,7 @@ int start(pml::Request* req) {
 }
 
 void request_free(pml::Request* req) {
-  pml::Guard guard;
+  progress::Guard guard;
   if (req->persistent) {
     delete static_cast<Schedule*>(req->user_data);
     req->user_data = nullptr;

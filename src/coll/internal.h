@@ -10,6 +10,7 @@
 #include "coll/schedule.h"
 #include "coll/shm.h"
 #include "coll/util.h"
+#include "progress/progress.h"
 
 namespace axon::coll {
 
@@ -24,7 +25,7 @@ struct Algorithm;
 // instructions per call went into building and freeing it). A cached
 // schedule retains its datatypes, so no key can name a freed type that a
 // new one reuses the address of. Every member is called with the pml lock
-// held (pml::Guard).
+// held (progress::Guard).
 class ScheduleCache {
  public:
   ScheduleCache() = default;

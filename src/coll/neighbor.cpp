@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "coll/internal.h"
+#include "progress/progress.h"
 
 namespace axon::coll {
 
@@ -105,7 +106,7 @@ int neighbor_progress() {
     pending_ops.erase(pending_ops.begin() + static_cast<long>(i));
     pml::request_complete(req);
   }
-  if (pending_ops.empty()) pml::remove_progress_hook(neighbor_progress);
+  if (pending_ops.empty()) progress::remove_hook(neighbor_progress);
   return advanced;
 }
 
@@ -116,7 +117,7 @@ int neighbor_run(pml::Context* ctx, const NeighborArgs& a) {
   int rc = post_plan(ctx, plan_of(a), &parts);
   for (pml::Request* r : parts) {
     pml::wait(r);
-    pml::Guard guard;
+    progress::Guard guard;
     if (rc == MPI_SUCCESS) rc = r->error;
     pml::request_release(r);
   }
@@ -130,12 +131,12 @@ int neighbor_post(pml::Context* ctx, const NeighborArgs& a, pml::Request** out) 
   pml::Request* r = pml::request_alloc(pml::Request::Kind::Collective);
   op->request = r;
   {
-    pml::Guard guard;
-    if (pending_ops.empty()) pml::add_progress_hook(neighbor_progress);
+    progress::Guard guard;
+    if (pending_ops.empty()) progress::add_hook(neighbor_progress);
     pending_ops.push_back(std::move(op));
   }
   *out = r;
-  pml::progress();
+  progress::progress();
   return MPI_SUCCESS;
 }
 

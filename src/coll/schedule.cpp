@@ -8,6 +8,7 @@
 #include "accel/kernels.h"
 #include "coll/internal.h"
 #include "coll/util.h"
+#include "progress/progress.h"
 
 namespace axon::coll {
 
@@ -18,7 +19,7 @@ Schedule::Schedule(pml::Context* ctx, const Op* op) : ctx_(ctx), op_(op) {
 Schedule::~Schedule() {
   // Only an abandoned schedule (error paths) still has requests in flight;
   // they are left to complete on their own.
-  pml::Guard guard;
+  progress::Guard guard;
   for (pml::Request* r : inflight_) {
     if (r->complete.load(std::memory_order_acquire)) pml::request_release(r);
     else r->free_when_complete = true;
@@ -196,12 +197,12 @@ bool Schedule::advance() {
 
 int run_to_completion(Schedule& s, int tag) {
   {
-    pml::Guard guard;
+    progress::Guard guard;
     s.start(tag);
     if (s.advance()) return s.error();
   }
-  pml::wait_until([&] {
-    pml::Guard guard;
+  progress::wait_until([&] {
+    progress::Guard guard;
     return s.advance();
   });
   return s.error();
@@ -239,7 +240,7 @@ int advance_in_flight() {
       continue;
     }
     in_flight.erase(in_flight.begin() + static_cast<long>(i));
-    if (in_flight.empty()) pml::remove_progress_hook(advance_in_flight);
+    if (in_flight.empty()) progress::remove_hook(advance_in_flight);
     finish(f);
     ++n;
   }
@@ -249,7 +250,7 @@ int advance_in_flight() {
 }  // namespace
 
 void launch(Schedule* s, pml::Request* req, int tag) {
-  pml::Guard guard;
+  progress::Guard guard;
   req->complete.store(false, std::memory_order_relaxed);
   req->error = MPI_SUCCESS;
   s->start(tag);
@@ -257,7 +258,7 @@ void launch(Schedule* s, pml::Request* req, int tag) {
     finish({s, req});
     return;
   }
-  if (in_flight.empty()) pml::add_progress_hook(advance_in_flight);
+  if (in_flight.empty()) progress::add_hook(advance_in_flight);
   in_flight.push_back({s, req});
 }
 

@@ -16,6 +16,7 @@
 #include "mpi/api.h"
 #include "mpi/bsend.h"
 #include "mpi/session.h"
+#include "progress/progress.h"
 
 namespace axon::mpi {
 
@@ -101,8 +102,8 @@ int buffered_send(const void* buf, MPI_Count count, const Datatype* type, int de
   // threads/pt2pt/mt_bsendrecv_huge sizes it exactly so).
   constexpr auto kReclaimTime = std::chrono::milliseconds(200);
   const auto deadline = std::chrono::steady_clock::now() + kReclaimTime;
-  Backoff backoff(pml::spin_rounds());
-  std::optional<pml::Guard> guard;
+  Backoff backoff(progress::spin_rounds());
+  std::optional<progress::Guard> guard;
   guard.emplace();
   AttachedBuffer* b = &buffer_for(comm);
   auto* block = new Block{b, 0, nullptr};
@@ -121,7 +122,7 @@ int buffered_send(const void* buf, MPI_Count count, const Datatype* type, int de
         return MPI_ERR_BUFFER;
       }
       guard.reset();  // other threads may be the ones to post the receives
-      if (pml::progress() == 0) backoff.idle();
+      if (progress::progress() == 0) backoff.idle();
       guard.emplace();
       b = &buffer_for(comm);
       block->owner = b;
@@ -147,14 +148,14 @@ int buffered_send(const void* buf, MPI_Count count, const Datatype* type, int de
 }
 
 void buffered_sends_flush() {
-  pml::wait_until([] { return all_in_flight == 0; });
+  progress::wait_until([] { return all_in_flight == 0; });
 }
 
 void session_buffer_destroy(Session* s) {
   auto* own = static_cast<AttachedBuffer*>(s->bsend_buffer);
   if (!own) return;
-  pml::wait_until([own] { return own->in_flight == 0; });
-  pml::Guard guard;
+  progress::wait_until([own] { return own->in_flight == 0; });
+  progress::Guard guard;
   s->bsend_buffer = nullptr;
   delete own;
 }
@@ -191,7 +192,7 @@ int fail(Owner o, int code, const char* fn, const char* why) {
 int attach(const char* fn, AttachedBuffer& b, Owner c, void* buffer, MPI_Count size) {
   if (size < 0) return fail(c, MPI_ERR_ARG, fn, "negative size");
   if (!buffer && size > 0) return fail(c, MPI_ERR_BUFFER, fn, "NULL buffer");
-  pml::Guard guard;
+  progress::Guard guard;
   if (b.attached()) return fail(c, MPI_ERR_BUFFER, fn, "a buffer is already attached");
   if (buffer == MPI_BUFFER_AUTOMATIC) {
     b.automatic = true;
@@ -208,12 +209,12 @@ int attach(const char* fn, AttachedBuffer& b, Owner c, void* buffer, MPI_Count s
 int detach(const char* fn, AttachedBuffer& b, Owner c, void* buffer_addr, MPI_Count* size) {
   if (!buffer_addr || !size) return fail(c, MPI_ERR_ARG, fn, "NULL argument");
   {
-    pml::Guard guard;
+    progress::Guard guard;
     if (!b.attached()) return fail(c, MPI_ERR_BUFFER, fn, "no buffer is attached");
   }
   // Every message sent from the buffer must leave it first.
-  pml::wait_until([&b] { return b.in_flight == 0; });
-  pml::Guard guard;
+  progress::wait_until([&b] { return b.in_flight == 0; });
+  progress::Guard guard;
   uint8_t* base = b.automatic ? static_cast<uint8_t*>(MPI_BUFFER_AUTOMATIC)
                   : b.base == reinterpret_cast<uint8_t*>(&b) ? nullptr
                                                              : b.base;
@@ -234,7 +235,7 @@ int detach_int(const char* fn, AttachedBuffer& b, Owner c, void* buffer_addr, in
 // A receive-kind request in no queue that the buffer's last message completes.
 int iflush(const char* fn, AttachedBuffer& b, Owner c, MPI_Request* request) {
   if (!request) return fail(c, MPI_ERR_ARG, fn, "request is NULL");
-  pml::Guard guard;
+  progress::Guard guard;
   pml::Request* r = standalone_request(pml::Request::Kind::Recv, c.comm ? c.comm : comm_self());
   if (b.in_flight == 0) pml::request_complete(r);
   else b.flush_waiters.push_back(r);
@@ -265,7 +266,7 @@ AXON_API(int, MPI_Buffer_detach_c, (void* buffer_addr, MPI_Count* size)) {
 // MPI-4.1: wait (or get a request that completes) when every message buffered
 // so far has left the buffer. Nothing attached: nothing to wait for.
 AXON_API(int, MPI_Buffer_flush, (void)) {
-  pml::wait_until([] { return process_buffer.in_flight == 0; });
+  progress::wait_until([] { return process_buffer.in_flight == 0; });
   return MPI_SUCCESS;
 }
 AXON_API(int, MPI_Buffer_iflush, (MPI_Request * request)) {
@@ -293,7 +294,7 @@ AXON_API(int, MPI_Comm_detach_buffer_c, (MPI_Comm comm, void* buffer_addr, MPI_C
 AXON_API(int, MPI_Comm_flush_buffer, (MPI_Comm comm)) {
   AXON_COMM_OR_RAISE(c, comm, "MPI_Comm_flush_buffer");
   AttachedBuffer& b = own_buffer(c);
-  pml::wait_until([&b] { return b.in_flight == 0; });
+  progress::wait_until([&b] { return b.in_flight == 0; });
   return MPI_SUCCESS;
 }
 AXON_API(int, MPI_Comm_iflush_buffer, (MPI_Comm comm, MPI_Request* request)) {
@@ -375,7 +376,7 @@ AXON_API(int, MPI_Session_detach_buffer_c, (MPI_Session session, void* buffer_ad
 AXON_API(int, MPI_Session_flush_buffer, (MPI_Session session)) {
   AXON_SESSION_OR_RAISE(s, session, "MPI_Session_flush_buffer");
   AttachedBuffer& b = own_buffer(s);
-  pml::wait_until([&b] { return b.in_flight == 0; });
+  progress::wait_until([&b] { return b.in_flight == 0; });
   return MPI_SUCCESS;
 }
 AXON_API(int, MPI_Session_iflush_buffer, (MPI_Session session, MPI_Request* request)) {

@@ -43,7 +43,7 @@ int submit(Comm* c, const char* fn, const coll::Args& args, Call call) {
   pml::Request* r = nullptr;
   rc = call.mode == Mode::Nonblocking ? coll::post(state_of(c), args, &r) : coll::init(state_of(c), args, &r);
   if (rc != MPI_SUCCESS) return raise(c, rc, fn);
-  pml::Guard guard;
+  progress::Guard guard;
   r->comm = c;
   if (call.mode == Mode::Nonblocking && !r->complete.load(std::memory_order_acquire)) {
     ++c->pending;
@@ -544,6 +544,7 @@ using namespace axon::mpi;
 // Every form of every collective only forwards to its do_* function: generated
 // from src/binding/c_entries.txt (python3 src/binding/gen_c_entries.py).
 #include "mpi/entries/coll_entries.inc"
+#include "progress/progress.h"
 
 // ---- user-defined reduction operations -------------------------------------
 

@@ -20,6 +20,7 @@
 #include "mpi/group.h"
 #include "mpi/hardware.h"
 #include "mpi/info.h"
+#include "progress/progress.h"
 #include "rte/rte.h"
 
 namespace axon::mpi {
@@ -46,7 +47,7 @@ int reap_zombies() {
     comm_destroy(c);
     ++n;
   }
-  if (zombies.empty()) pml::remove_progress_hook(reap_zombies);
+  if (zombies.empty()) progress::remove_hook(reap_zombies);
   return n;
 }
 }  // namespace
@@ -110,19 +111,19 @@ int comm_free(Comm* c) {
   if (rc != MPI_SUCCESS) return rc;
   c->freed = true;
   c->magic = kCommFreed;  // the handle is invalid from now on
-  pml::Guard guard;
+  progress::Guard guard;
   if (!in_use(c)) {
     comm_destroy(c);
   } else {
-    if (zombies.empty()) pml::add_progress_hook(reap_zombies);
+    if (zombies.empty()) progress::add_hook(reap_zombies);
     zombies.push_back(c);
   }
   return MPI_SUCCESS;
 }
 
 void comms_reap_all() {
-  pml::Guard guard;
-  if (!zombies.empty()) pml::remove_progress_hook(reap_zombies);
+  progress::Guard guard;
+  if (!zombies.empty()) progress::remove_hook(reap_zombies);
   for (Comm* c : zombies) comm_destroy(c);
   zombies.clear();
 }
@@ -283,7 +284,7 @@ int idup_progress() {
     idups.erase(idups.begin() + static_cast<long>(i));
     pml::request_complete(r);
   }
-  if (idups.empty()) pml::remove_progress_hook(idup_progress);
+  if (idups.empty()) progress::remove_hook(idup_progress);
   return advanced;
 }
 
@@ -320,13 +321,13 @@ int idup_common(const char* fn, MPI_Comm comm, MPI_Info info, bool with_info, MP
   }
   ++c->pending;
   {
-    pml::Guard guard;
-    if (idups.empty()) pml::add_progress_hook(idup_progress);
+    progress::Guard guard;
+    if (idups.empty()) progress::add_hook(idup_progress);
     idups.push_back(std::move(op));
   }
   *newcomm = child->handle;
   *request = handle_of(r);
-  pml::progress();
+  progress::progress();
   return MPI_SUCCESS;
 }
 
@@ -654,9 +655,9 @@ AXON_API(int, MPI_Comm_disconnect, (MPI_Comm * comm)) {
   if (!comm) return raise_self(MPI_ERR_ARG, fn, "comm is NULL");
   AXON_COMM_OR_RAISE(c, *comm, fn);
   if (c->predefined) return raise(c, MPI_ERR_COMM, fn, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be disconnected");
-  pml::wait_until([c] { return !in_use(c); });
+  progress::wait_until([c] { return !in_use(c); });
   if (int rc = PMPI_Barrier(*comm)) return rc;  // already raised on the communicator
-  pml::wait_until([c] { return !in_use(c); });
+  progress::wait_until([c] { return !in_use(c); });
   int rc = comm_free(c);
   if (rc != MPI_SUCCESS) return raise(c, rc, fn, "an attribute delete callback failed");
   *comm = MPI_COMM_NULL;

@@ -6,6 +6,7 @@
 #include <bit>
 
 #include "datatype/datatype.h"
+#include "progress/progress.h"
 
 namespace axon::mpi {
 
@@ -35,14 +36,14 @@ const Datatype* bytes_type() { return datatype_from_handle(MPI_BYTE); }
 }  // namespace
 
 ContextMask context_candidates() {
-  pml::Guard guard;
+  progress::Guard guard;
   ContextMask m;
   for (size_t w = 0; w < m.size(); ++w) m[w] = ~(pool.in_use[w] | pool.reserved[w]);
   return m;
 }
 
 int context_try_reserve(const ContextMask& agreed, bool* reserved) {
-  pml::Guard guard;
+  progress::Guard guard;
   int p = lowest(agreed);
   *reserved = p >= 0 && !test(pool.in_use, p) && !test(pool.reserved, p);
   if (*reserved) set(pool.reserved, p);
@@ -50,18 +51,18 @@ int context_try_reserve(const ContextMask& agreed, bool* reserved) {
 }
 
 void context_unreserve(int pair) {
-  pml::Guard guard;
+  progress::Guard guard;
   clear(pool.reserved, pair);
 }
 
 void context_commit(int pair) {
-  pml::Guard guard;
+  progress::Guard guard;
   clear(pool.reserved, pair);
   set(pool.in_use, pair);
 }
 
 void context_release(int pair) {
-  pml::Guard guard;
+  progress::Guard guard;
   if (pair >= kReservedPairs) clear(pool.in_use, pair);
 }
 
@@ -96,7 +97,7 @@ void drop(pml::Request* r) {
 MaskAllreduce::~MaskAllreduce() {
   // Only reachable with requests in flight when the job is being torn down
   // after an error; they stay with the PML.
-  pml::Guard guard;
+  progress::Guard guard;
   drop(send_);
   drop(recv_);
 }
@@ -109,7 +110,7 @@ void MaskAllreduce::start(std::vector<uint64_t> words) {
 }
 
 bool MaskAllreduce::step() {
-  pml::Guard guard;
+  progress::Guard guard;
   MPI_Count bytes = static_cast<MPI_Count>(words_.size() * sizeof(uint64_t));
   auto fail = [&](int rc) {
     error_ = rc;
@@ -157,7 +158,7 @@ bool MaskAllreduce::step() {
 int agree_context_pair(pml::Context* ctx, std::vector<int> members, int me, int tag, int* error) {
   ContextAgreement agreement(ctx, std::move(members), me, tag);
   bool done = false;
-  pml::wait_until([&] { return done || (done = agreement.step()); });
+  progress::wait_until([&] { return done || (done = agreement.step()); });
   *error = agreement.error();
   return agreement.pair();
 }

@@ -5,6 +5,7 @@
 #include "mpi/grequest.h"
 
 #include "mpi/api.h"
+#include "progress/progress.h"
 
 namespace axon::mpi {
 namespace {
@@ -29,7 +30,7 @@ int release(pml::Request* r) {
   int rc = cb->free ? user_code(cb->free(cb->extra_state)) : MPI_SUCCESS;
   delete cb;
   r->user_data = nullptr;
-  pml::Guard guard;
+  progress::Guard guard;
   pml::request_release(r);
   return rc;
 }
@@ -70,7 +71,7 @@ int grequest_cancel(pml::Request* r) {
 
 int grequest_free(pml::Request* r) {
   {
-    pml::Guard guard;
+    progress::Guard guard;
     if (!r->complete.load(std::memory_order_acquire)) {
       r->on_complete = free_on_complete;
       r->free_when_complete = true;
@@ -89,7 +90,7 @@ AXON_API(int, MPI_Grequest_start, (MPI_Grequest_query_function * query_fn, MPI_G
                                    MPI_Grequest_cancel_function* cancel_fn, void* extra_state,
                                    MPI_Request* request)) {
   if (!request) return raise_self(MPI_ERR_ARG, "MPI_Grequest_start", "request is NULL");
-  pml::Guard guard;
+  progress::Guard guard;
   pml::Request* r = pml::request_alloc(pml::Request::Kind::Generalized);
   r->user_data = new Callbacks{query_fn, free_fn, cancel_fn, extra_state};
   r->source = MPI_ANY_SOURCE;
@@ -102,7 +103,7 @@ AXON_API(int, MPI_Grequest_complete, (MPI_Request request)) {
   pml::Request* r = request_of(request);
   if (request == MPI_REQUEST_NULL || !pml::request_valid(r) || !is_generalized(r))
     return raise_self(MPI_ERR_REQUEST, "MPI_Grequest_complete", "not a generalized request");
-  pml::Guard guard;
+  progress::Guard guard;
   if (r->complete.load(std::memory_order_acquire))
     return raise_self(MPI_ERR_REQUEST, "MPI_Grequest_complete", "request completed already");
   pml::request_complete(r);

@@ -20,6 +20,7 @@
 #include "mpi/bsend.h"
 #include "mpi/dpm.h"
 #include "osc/osc.h"
+#include "progress/progress.h"
 #include "rte/rte.h"
 
 #ifndef PACKAGE_VERSION
@@ -92,7 +93,7 @@ int start(int required, int* provided) {
 
 void runtime_acquire(int thread_level_required) {
   std::lock_guard<std::mutex> lock(runtime_lock);
-  if (thread_level_required == MPI_THREAD_MULTIPLE) pml::enable_thread_safety();
+  if (thread_level_required == MPI_THREAD_MULTIPLE) progress::enable_thread_safety();
   if (runtime_users == 0) runtime_level = MPI_THREAD_SINGLE;
   runtime_level = std::max(runtime_level, thread_level_required);
   if (runtime_users++ > 0) return;
@@ -102,6 +103,7 @@ void runtime_acquire(int thread_level_required) {
     static bool exit_hook = false;
     if (!exit_hook) exit_hook = atexit(rte_finalize_at_exit) == 0;
   }
+  progress::init();
   if (pml::init() != 0 || btl::init() != 0) {
     log::error("MPI start-up failed: see the messages above");
     rte::abort_job(1, "MPI start-up failed");

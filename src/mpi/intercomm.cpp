@@ -13,6 +13,7 @@
 #include "mpi/dpm.h"
 #include "mpi/group.h"
 #include "mpi/info.h"
+#include "progress/progress.h"
 #include "rte/rte.h"
 
 namespace axon::mpi {
@@ -31,7 +32,7 @@ int leader_swap(const TwoGroups& t, const void* mine, size_t my_bytes, void* the
   rc = pml::recv(theirs, static_cast<MPI_Count>(their_bytes), bytes_type(), t.bridge_peer, t.bridge_tag,
                  t.bridge, &status);
   pml::wait(s);
-  pml::Guard guard;
+  progress::Guard guard;
   if (rc == MPI_SUCCESS) rc = s->error;
   pml::request_release(s);
   return rc;
@@ -62,7 +63,7 @@ TwoGroups over_intercomm(Comm* c) {
 TwoGroupAnd::TwoGroupAnd(const TwoGroups& t) : t_(t), reduce_(t.local, t.members, t.me, t.tag) {}
 
 TwoGroupAnd::~TwoGroupAnd() {
-  pml::Guard guard;
+  progress::Guard guard;
   for (pml::Request* r : {send_, recv_}) {
     if (!r) continue;
     if (r->complete.load()) pml::request_release(r);
@@ -78,7 +79,7 @@ void TwoGroupAnd::start(std::vector<uint64_t> words) {
 }
 
 bool TwoGroupAnd::step() {
-  pml::Guard guard;
+  progress::Guard guard;
   for (;;) {
     switch (phase_) {
       case Phase::LocalIn: {
@@ -136,7 +137,7 @@ bool TwoGroupAnd::step() {
 int agree_pair_two_groups(const TwoGroups& t, int* error) {
   TwoGroupPairAgreement agreement(t);
   bool done = false;
-  pml::wait_until([&] { return done || (done = agreement.step()); });
+  progress::wait_until([&] { return done || (done = agreement.step()); });
   *error = agreement.error();
   return agreement.pair();
 }
@@ -207,7 +208,7 @@ void IntercommDupAgreement::open(Comm* parent, Comm* child) const {
 int intercomm_dup(Comm* parent, Comm** out) {
   IntercommDupAgreement agreement(parent);
   bool done = false;
-  pml::wait_until([&] { return done || (done = agreement.step()); });
+  progress::wait_until([&] { return done || (done = agreement.step()); });
   if (agreement.error() != MPI_SUCCESS) return agreement.error();
   Comm* c = comm_alloc(parent);
   agreement.open(parent, c);

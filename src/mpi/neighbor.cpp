@@ -35,7 +35,7 @@ int submit(const char* fn, Comm* c, const Topology& t, coll::NeighborArgs& a, MP
   pml::Request* r = nullptr;
   rc = form == Form::Nonblocking ? coll::neighbor_post(&c->coll, a, &r) : coll::neighbor_init(coll_state_of(c), a, &r);
   if (rc != MPI_SUCCESS) return raise(c, rc, fn);
-  pml::Guard guard;
+  progress::Guard guard;
   r->comm = c;
   if (form == Form::Nonblocking && !r->complete.load(std::memory_order_acquire)) {
     ++c->pending;
@@ -202,3 +202,4 @@ int alltoallw(const char* fn, const void* sendbuf, const Count sendcounts[], con
 // only forwards to its function above: generated from src/binding/c_entries.txt
 // (python3 src/binding/gen_c_entries.py).
 #include "mpi/entries/neighbor_entries.inc"
+#include "progress/progress.h"

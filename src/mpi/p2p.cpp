@@ -108,7 +108,7 @@ int sendrecv_impl(const char* fn, const void* sendbuf, MPI_Count sendcount, MPI_
   int rc = pml::recv(recvbuf, recvcount, rtype, source, recvtag, &c->p2p, &r);
   pml::wait(s);
   {
-    pml::Guard guard;
+    progress::Guard guard;
     if (rc == MPI_SUCCESS) rc = s->error;
     pml::request_release(s);
   }
@@ -135,7 +135,7 @@ int sendrecv_replace_impl(const char* fn, void* buf, MPI_Count count, MPI_Dataty
   int rc = pml::recv(buf, count, type, source, recvtag, &c->p2p, &r);
   pml::wait(s);
   {
-    pml::Guard guard;
+    progress::Guard guard;
     if (rc == MPI_SUCCESS) rc = s->error;
     pml::request_release(s);
   }
@@ -186,7 +186,7 @@ AXON_API(int, MPI_Probe, (int source, int tag, MPI_Comm comm, MPI_Status* status
   }
   bool found = false;
   pml::Request info;
-  pml::wait_until([&] {
+  progress::wait_until([&] {
     pml::iprobe(source, tag, &c->p2p, &found, &info);
     return found;
   });
@@ -229,7 +229,7 @@ AXON_API(int, MPI_Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message* mess
   bool found = false;
   pml::Message* m = nullptr;
   pml::Request info;
-  pml::wait_until([&] {
+  progress::wait_until([&] {
     pml::improbe(source, tag, &c->p2p, &found, &m, &info);
     return found;
   });
@@ -271,7 +271,7 @@ int mrecv_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype datatype
   status_from_request(status, r);
   rc = r->error;
   {
-    pml::Guard guard;
+    progress::Guard guard;
     pml::request_release(r);
   }
   return rc == MPI_SUCCESS ? rc : raise_self(rc, fn);
@@ -297,3 +297,4 @@ int imrecv_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype datatyp
 // receives, each with its large-count variant, only forward to the functions
 // above: generated from src/binding/c_entries.txt (python3 src/binding/gen_c_entries.py).
 #include "mpi/entries/p2p_entries.inc"
+#include "progress/progress.h"

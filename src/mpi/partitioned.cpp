@@ -25,6 +25,7 @@
 #include "mpi/api.h"
 #include "mpi/info.h"
 #include "mpi/partitioned.h"
+#include "progress/progress.h"
 
 namespace axon::mpi {
 namespace {
@@ -119,7 +120,7 @@ int init(const char* fn, bool is_send, const void* buf, int partitions, MPI_Coun
   p->comm = c;
   p->ready = std::make_unique<std::atomic<uint8_t>[]>(static_cast<size_t>(partitions));
   datatype_retain(type);  // the request's reference, dropped by request_release
-  pml::Guard guard;
+  progress::Guard guard;
   // MPI_PROC_NULL peers never transfer anything: they take no pairing index.
   if (peer != MPI_PROC_NULL) p->pairing = c->partitioned_inits[{is_send, peer, tag}]++;
   pml::Request* r = standalone_request(is_send ? pml::Request::Kind::Send : pml::Request::Kind::Recv, c);
@@ -160,7 +161,7 @@ int mark_ready(const char* fn, MPI_Request request, const int* list, int low, in
   }
   if (newly == 0) return MPI_SUCCESS;
   if (p->ready_count.fetch_add(newly, std::memory_order_acq_rel) + newly == p->partitions) {
-    pml::Guard guard;
+    progress::Guard guard;
     int rc = launch(r);
     if (rc != MPI_SUCCESS) return raise(p->comm, rc, fn);
   }
@@ -171,7 +172,7 @@ int mark_ready(const char* fn, MPI_Request request, const int* list, int low, in
 
 int partitioned_start(pml::Request* r) {
   Partitioned* p = state_of(r);
-  pml::Guard guard;
+  progress::Guard guard;
   for (int i = 0; i < p->partitions; ++i) p->ready[static_cast<size_t>(i)].store(0, std::memory_order_relaxed);
   p->ready_count.store(0, std::memory_order_release);
   r->complete.store(false, std::memory_order_release);
@@ -243,7 +244,7 @@ AXON_API(int, MPI_Parrived, (MPI_Request request, int partition, int* flag)) {
     *flag = 1;
     return MPI_SUCCESS;
   }
-  if (!r->complete.load(std::memory_order_acquire)) pml::progress();
+  if (!r->complete.load(std::memory_order_acquire)) progress::progress();
   *flag = r->complete.load(std::memory_order_acquire) ? 1 : 0;
   return MPI_SUCCESS;
 }

@@ -7,6 +7,7 @@
 #include "mpi/bsend.h"
 #include "mpi/grequest.h"
 #include "mpi/partitioned.h"
+#include "progress/progress.h"
 
 namespace axon::mpi {
 namespace {
@@ -39,7 +40,7 @@ int retire(MPI_Request* h, MPI_Status* status) {
   if (r->persistent) {
     r->active = false;
   } else {
-    pml::Guard guard;
+    progress::Guard guard;
     pml::request_release(r);
     *h = MPI_REQUEST_NULL;
   }
@@ -130,7 +131,7 @@ AXON_API(int, MPI_Test, (MPI_Request * request, int* flag, MPI_Status* status)) 
     set_empty_status(status);
     return MPI_SUCCESS;
   }
-  if (!is_complete(*request)) pml::progress();
+  if (!is_complete(*request)) progress::progress();
   if (!is_complete(*request)) {
     *flag = 0;
     return MPI_SUCCESS;
@@ -178,7 +179,7 @@ AXON_API(int, MPI_Testall, (int count, MPI_Request requests[], int* flag, MPI_St
       if (!is_inactive(requests[i]) && !is_complete(requests[i])) return false;
     return true;
   };
-  if (!all_done()) pml::progress();
+  if (!all_done()) progress::progress();
   if (!all_done()) {
     *flag = 0;
     return MPI_SUCCESS;
@@ -212,7 +213,7 @@ AXON_API(int, MPI_Waitany, (int count, MPI_Request requests[], int* index, MPI_S
   if (int rc = check_array(count, requests, "MPI_Waitany")) return rc;
   if (!index) return raise_self(MPI_ERR_ARG, "MPI_Waitany", "index is NULL");
   int i = -1;
-  pml::wait_until([&] { return (i = find_completed(count, requests)) != -1; });
+  progress::wait_until([&] { return (i = find_completed(count, requests)) != -1; });
   if (i == MPI_UNDEFINED) {
     *index = MPI_UNDEFINED;
     set_empty_status(status);
@@ -226,7 +227,7 @@ AXON_API(int, MPI_Testany, (int count, MPI_Request requests[], int* index, int* 
   if (!index || !flag) return raise_self(MPI_ERR_ARG, "MPI_Testany", "NULL argument");
   int i = find_completed(count, requests);
   if (i == -1) {
-    pml::progress();
+    progress::progress();
     i = find_completed(count, requests);
   }
   if (i == MPI_UNDEFINED) {
@@ -249,7 +250,7 @@ AXON_API(int, MPI_Waitsome, (int incount, MPI_Request requests[], int* outcount,
   if (int rc = check_array(incount, requests, "MPI_Waitsome")) return rc;
   if (!outcount || (incount > 0 && !indices)) return raise_self(MPI_ERR_ARG, "MPI_Waitsome", "NULL argument");
   int i = -1;
-  pml::wait_until([&] { return (i = find_completed(incount, requests)) != -1; });
+  progress::wait_until([&] { return (i = find_completed(incount, requests)) != -1; });
   if (i == MPI_UNDEFINED) {
     *outcount = MPI_UNDEFINED;
     return MPI_SUCCESS;
@@ -263,7 +264,7 @@ AXON_API(int, MPI_Testsome, (int incount, MPI_Request requests[], int* outcount,
                              MPI_Status statuses[])) {
   if (int rc = check_array(incount, requests, "MPI_Testsome")) return rc;
   if (!outcount || (incount > 0 && !indices)) return raise_self(MPI_ERR_ARG, "MPI_Testsome", "NULL argument");
-  pml::progress();
+  progress::progress();
   if (find_completed(incount, requests) == MPI_UNDEFINED) {
     *outcount = MPI_UNDEFINED;
     return MPI_SUCCESS;
@@ -281,7 +282,7 @@ AXON_API(int, MPI_Request_get_status, (MPI_Request request, int* flag, MPI_Statu
     set_empty_status(status);
     return MPI_SUCCESS;
   }
-  if (!is_complete(request)) pml::progress();
+  if (!is_complete(request)) progress::progress();
   *flag = is_complete(request);
   if (*flag) {
     if (is_generalized(request_of(request))) return grequest_query(request_of(request), status);
@@ -299,7 +300,7 @@ AXON_API(int, MPI_Request_free, (MPI_Request * request)) {
     *request = MPI_REQUEST_NULL;
     return grequest_free(r);
   }
-  pml::Guard guard;
+  progress::Guard guard;
   if (r->partitioned && !r->active) {
     partitioned_free(r);
     pml::request_release(r);
@@ -516,7 +517,7 @@ AXON_API(int, MPI_Request_get_status_any, (int count, const MPI_Request array_of
   const char* fn = "MPI_Request_get_status_any";
   if (int rc = check_array(count, array_of_requests, fn)) return rc;
   if (!index || !flag) return raise_self(MPI_ERR_ARG, fn, "index or flag is NULL");
-  pml::progress();
+  progress::progress();
   bool any_active = false;
   for (int i = 0; i < count; ++i) {
     if (is_inactive(array_of_requests[i])) continue;
@@ -539,7 +540,7 @@ AXON_API(int, MPI_Request_get_status_all, (int count, const MPI_Request array_of
   const char* fn = "MPI_Request_get_status_all";
   if (int rc = check_array(count, array_of_requests, fn)) return rc;
   if (!flag) return raise_self(MPI_ERR_ARG, fn, "flag is NULL");
-  pml::progress();
+  progress::progress();
   for (int i = 0; i < count; ++i)
     if (!is_inactive(array_of_requests[i]) && !is_complete(array_of_requests[i])) {
       *flag = 0;
@@ -566,7 +567,7 @@ AXON_API(int, MPI_Request_get_status_some, (int incount, const MPI_Request array
   const char* fn = "MPI_Request_get_status_some";
   if (int rc = check_array(incount, array_of_requests, fn)) return rc;
   if (!outcount || (incount > 0 && !array_of_indices)) return raise_self(MPI_ERR_ARG, fn, "NULL output argument");
-  pml::progress();
+  progress::progress();
   bool any_active = false;
   std::vector<int> errors;
   Comm* failed = nullptr;

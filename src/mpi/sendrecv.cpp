@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "mpi/api.h"
+#include "progress/progress.h"
 
 using namespace axon;
 using namespace axon::mpi;
@@ -59,7 +60,7 @@ int isendrecv_impl(const char* fn, const void* sendbuf, MPI_Count sendcount, MPI
   Datatype* rtype = nullptr;
   AXON_TRY(c, fn, validate_send(c, sendbuf, sendcount, sendtype, dest, sendtag, &stype));
   AXON_TRY(c, fn, validate_recv(c, recvbuf, recvcount, recvtype, source, recvtag, &rtype));
-  pml::Guard guard;
+  progress::Guard guard;
   pml::Request* parent = standalone_request(pml::Request::Kind::Recv, c);
   auto* k = new Composite(parent);
   parent->user_data = k;
@@ -87,7 +88,7 @@ int isendrecv_replace_impl(const char* fn, void* buf, MPI_Count count, MPI_Datat
   AXON_TRY(c, fn, validate_recv(c, buf, count, datatype, source, recvtag, &type));
   size_t bytes = 0;
   if (!bytes_for_count(*type, count, &bytes)) return raise(c, MPI_ERR_COUNT, fn, "message too large");
-  pml::Guard guard;
+  progress::Guard guard;
   pml::Request* parent = standalone_request(pml::Request::Kind::Recv, c);
   auto* k = new Composite(parent);
   parent->user_data = k;

@@ -21,6 +21,7 @@
 #include "mpi/communicator.h"
 #include "mpi/context_id.h"
 #include "mpi/info.h"
+#include "progress/progress.h"
 
 namespace axon::mpi {
 
@@ -603,7 +604,7 @@ AXON_API(int, MPI_Dist_graph_create,
   from[c->rank()] = to[c->rank()];
   for (pml::Request* r : reqs) {
     pml::wait(r);
-    pml::Guard guard;
+    progress::Guard guard;
     if (rc == MPI_SUCCESS) rc = r->error;
     pml::request_release(r);
   }

@@ -248,7 +248,7 @@ int do_acc(const void* origin, MPI_Count ocount, MPI_Datatype otype, void* resul
 
 // A request that is already complete: every operation finishes in its call.
 MPI_Request completed_request(Win* win) {
-  pml::Guard guard;
+  progress::Guard guard;
   pml::Request* r = pml::request_alloc(pml::Request::Kind::Send);
   r->comm = win->comm;
   r->source = MPI_ANY_SOURCE;
@@ -371,6 +371,7 @@ AXON_API(int, MPI_Win_shared_query_c,
 // variant, only forward to the functions above: generated from
 // src/binding/c_entries.txt (python3 src/binding/gen_c_entries.py).
 #include "mpi/entries/win_entries.inc"
+#include "progress/progress.h"
 
 AXON_API(int, MPI_Compare_and_swap,
          (const void* origin_addr, const void* compare_addr, void* result_addr, MPI_Datatype datatype,
@@ -451,7 +452,7 @@ AXON_API(int, MPI_Win_test, (MPI_Win win_h, int* flag)) {
   bool done = false;
   std::lock_guard<std::mutex> sync_guard(win->sync);
   WIN_TRY(win, "MPI_Win_test", osc::test(win->w, &done));
-  if (!done) pml::progress();
+  if (!done) progress::progress();
   *flag = done;
   return MPI_SUCCESS;
 }

@@ -9,6 +9,7 @@
 
 #include "coll/coll.h"
 #include "osc/am.h"
+#include "progress/progress.h"
 
 namespace axon::osc {
 
@@ -46,7 +47,7 @@ int start(Window* w, const std::vector<int>& targets, int assert_bits) {
     for (int t : targets) {
       std::atomic<uint32_t>& posts = post_counter(w, w->rank, t);
       uint32_t seen = w->ep.posts_seen[t];
-      pml::wait_until([&] { return posts.load(std::memory_order_acquire) != seen; });
+      progress::wait_until([&] { return posts.load(std::memory_order_acquire) != seen; });
       w->ep.posts_seen[t] = seen + 1;
     }
   }
@@ -88,14 +89,14 @@ void wait_ready(const Window* w) {
   if (!w->ep.posted) return;
   const std::atomic<uint64_t>& done = peer_ctl(w, w->rank).completions;
   const uint64_t expected = w->ep.completions_expected;
-  pml::wait_until([&] { return done.load(std::memory_order_acquire) >= expected; });
+  progress::wait_until([&] { return done.load(std::memory_order_acquire) >= expected; });
 }
 
 int wait(Window* w) {
   if (!w->ep.posted) return MPI_ERR_RMA_SYNC;
   std::atomic<uint64_t>& done = peer_ctl(w, w->rank).completions;
   const uint64_t expected = w->ep.completions_expected;
-  pml::wait_until([&] { return done.load(std::memory_order_acquire) >= expected; });
+  progress::wait_until([&] { return done.load(std::memory_order_acquire) >= expected; });
   w->ep.posted = false;
   w->ep.post_group.clear();
   return MPI_SUCCESS;

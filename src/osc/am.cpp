@@ -9,10 +9,10 @@
 // counts per target the requests sent and the replies received: flush waits
 // until they are equal.
 //
-// All state here is touched with the PML lock held (pml::Guard): handlers run
+// All state here is touched with the PML lock held (progress::Guard): handlers run
 // inside pml::progress, which holds it, and the origin side takes it. The
 // agent thread (AXON_OSC_ASYNC_PROGRESS) turns that lock on
-// (pml::enable_thread_safety) and calls pml::progress while windows reached
+// (progress::enable_thread_safety) and calls pml::progress while windows reached
 // by active messages exist, sleeping longer and longer while nothing arrives.
 #include "osc/am.h"
 
@@ -35,6 +35,7 @@
 #include "btl/btl.h"
 #include "pml/pml.h"
 #include "osc/rdma.h"
+#include "progress/progress.h"
 
 namespace axon::osc {
 
@@ -315,7 +316,7 @@ void agent_main() {
   std::unique_lock<std::mutex> lk(agent_mutex);
   while (!agent_stop) {
     lk.unlock();
-    int n = pml::progress();
+    int n = progress::progress();
     lk.lock();
     // Busy while messages arrive; otherwise sleep 1 us, doubling up to 1 ms,
     // so an idle agent costs nothing measurable on the cores the ranks share.
@@ -327,9 +328,9 @@ void agent_main() {
 void agent_start() {
   std::lock_guard<std::mutex> lk(agent_mutex);
   if (async_windows++ > 0) return;
-  // While the agent runs, pml::Guard serializes the library between the
+  // While the agent runs, progress::Guard serializes the library between the
   // application thread(s) and the agent.
-  pml::enable_thread_safety();
+  progress::enable_thread_safety();
   agent_stop = false;
   agent = std::thread(agent_main);
 }
@@ -345,7 +346,7 @@ void agent_stop_if_unused() {
   // The agent is gone and no other thread of ours is inside the library
   // (without MPI_THREAD_MULTIPLE only one may call it; with it the lock
   // stays on for MPI_Init's own enable): the PML lock can go back off.
-  pml::disable_thread_safety();
+  progress::disable_thread_safety();
 }
 
 // ---- origin side -------------------------------------------------------------------
@@ -433,8 +434,8 @@ Header request(const Window* w, Kind kind, uint64_t token) {
 
 // Waits until the pending's replies arrived; returns its error.
 int wait_pending(Pending& p) {
-  pml::wait_until([&] { return p.remaining.load(std::memory_order_acquire) == 0; });
-  pml::Guard guard;  // the handler wrote `error` under the lock
+  progress::wait_until([&] { return p.remaining.load(std::memory_order_acquire) == 0; });
+  progress::Guard guard;  // the handler wrote `error` under the lock
   return p.error;
 }
 
@@ -448,7 +449,7 @@ bool target_checks(const Window* w, int target) {
 
 void register_window(Window* w, bool async) {
   {
-    pml::Guard guard;
+    progress::Guard guard;
     auto* s = new AmState;
     s->size = w->size;
     s->issued.reset(new std::atomic<uint64_t>[w->size]);
@@ -458,7 +459,7 @@ void register_window(Window* w, bool async) {
     windows[w->id] = w;
     if (!hook_added) {
       btl::register_handler(kAmOsc, on_message);
-      pml::add_progress_hook(progress_hook);
+      progress::add_hook(progress_hook);
       hook_added = true;
     }
   }
@@ -469,7 +470,7 @@ void register_window(Window* w, bool async) {
 void unregister_window(Window* w) {
   if (!w->am) return;
   if (w->am_async) agent_stop_if_unused();
-  pml::Guard guard;
+  progress::Guard guard;
   windows.erase(w->id);
   std::erase(lock_waiters, w);
   delete w->am;
@@ -482,7 +483,7 @@ int put(Window* w, int target, uint64_t at, size_t tcount, const Datatype& ttype
   p.remaining.store(0, std::memory_order_relaxed);
   int rc = MPI_SUCCESS;
   {
-    pml::Guard guard;
+    progress::Guard guard;
     const int world = world_of(w, target);
     chunk(runs_of(at, tcount, ttype), 1, eager_limit(w, target), [&](const Run* runs, size_t n, size_t off, size_t bytes) {
       if (rc != MPI_SUCCESS) return;
@@ -502,7 +503,7 @@ int get(Window* w, int target, uint64_t at, size_t tcount, const Datatype& ttype
   p.dest = dense;
   int rc = MPI_SUCCESS;
   {
-    pml::Guard guard;
+    progress::Guard guard;
     const int world = world_of(w, target);
     chunk(runs_of(at, tcount, ttype), 1, eager_limit(w, target), [&](const Run* runs, size_t n, size_t off, size_t) {
       if (rc != MPI_SUCCESS) return;
@@ -526,7 +527,7 @@ int accumulate(Window* w, int target, uint64_t at, size_t tcount, const Datatype
   p.dest = old;
   int rc = MPI_SUCCESS;
   {
-    pml::Guard guard;
+    progress::Guard guard;
     const int world = world_of(w, target);
     chunk(runs_of(at, tcount, ttype), basic.size, eager_limit(w, target),
           [&](const Run* runs, size_t n, size_t off, size_t bytes) {
@@ -554,7 +555,7 @@ int compare_and_swap(Window* w, int target, uint64_t at, const Datatype& type, c
   p.remaining.store(1, std::memory_order_relaxed);
   int rc;
   {
-    pml::Guard guard;
+    progress::Guard guard;
     w->am->issued[target].fetch_add(1, std::memory_order_relaxed);
     Header h = request(w, kCas, reinterpret_cast<uint64_t>(&p));
     h.nruns = 1;
@@ -573,7 +574,7 @@ int proxy_atomic(Window* w, int helper, bool cas, uint64_t at, uint64_t value, u
   p.dest = reinterpret_cast<unsigned char*>(old);
   p.remaining.store(1, std::memory_order_relaxed);
   {
-    pml::Guard guard;
+    progress::Guard guard;
     w->am->issued[helper].fetch_add(1, std::memory_order_relaxed);
     Header h = request(w, kNicAtomic, reinterpret_cast<uint64_t>(&p));
     h.flags = cas;
@@ -590,7 +591,7 @@ int region(Window* w, int target, uint64_t first, uint64_t last, uint64_t out[4]
   p.dest = reinterpret_cast<unsigned char*>(out);
   p.remaining.store(1, std::memory_order_relaxed);
   {
-    pml::Guard guard;
+    progress::Guard guard;
     w->am->issued[target].fetch_add(1, std::memory_order_relaxed);
     Header h = request(w, kRegion, reinterpret_cast<uint64_t>(&p));
     h.nruns = 1;
@@ -606,7 +607,7 @@ int region_detached(Window* w, const std::vector<int>& origins, uint64_t base) {
   Pending p;
   p.remaining.store(static_cast<int>(origins.size()), std::memory_order_relaxed);
   {
-    pml::Guard guard;
+    progress::Guard guard;
     for (int o : origins) {
       w->am->issued[o].fetch_add(1, std::memory_order_relaxed);
       Header h = request(w, kDetached, reinterpret_cast<uint64_t>(&p));
@@ -622,12 +623,12 @@ int flush(Window* w, int target) {
   AmState* s = w->am;
   if (!s) return MPI_SUCCESS;
   const int lo = target < 0 ? 0 : target, hi = target < 0 ? w->size : target + 1;
-  pml::wait_until([&] {
+  progress::wait_until([&] {
     for (int t = lo; t < hi; ++t)
       if (s->acked[t].load(std::memory_order_acquire) < s->issued[t].load(std::memory_order_relaxed)) return false;
     return true;
   });
-  pml::Guard guard;
+  progress::Guard guard;
   int rc = s->deferred;
   s->deferred = MPI_SUCCESS;
   return rc;
@@ -637,7 +638,7 @@ int lock(Window* w, const int* targets, size_t n, bool exclusive) {
   Pending p;
   p.remaining.store(static_cast<int>(n), std::memory_order_relaxed);
   {
-    pml::Guard guard;
+    progress::Guard guard;
     for (size_t i = 0; i < n; ++i) {
       w->am->issued[targets[i]].fetch_add(1, std::memory_order_relaxed);
       Header h = request(w, kLock, reinterpret_cast<uint64_t>(&p));
@@ -653,7 +654,7 @@ int unlock(Window* w, const int* targets, size_t n, bool exclusive) {
   Pending p;
   p.remaining.store(static_cast<int>(n), std::memory_order_relaxed);
   {
-    pml::Guard guard;
+    progress::Guard guard;
     for (size_t i = 0; i < n; ++i) {
       w->am->issued[targets[i]].fetch_add(1, std::memory_order_relaxed);
       Header h = request(w, kUnlock, reinterpret_cast<uint64_t>(&p));
@@ -677,7 +678,7 @@ void finalize() {
   // The agent is gone and no other thread of ours is inside the library
   // (without MPI_THREAD_MULTIPLE only one may call it; with it the lock
   // stays on for MPI_Init's own enable): the PML lock can go back off.
-  pml::disable_thread_safety();
+  progress::disable_thread_safety();
 }
 
 int agent_threads() {
@@ -686,12 +687,12 @@ int agent_threads() {
 }
 
 int post(Window* w, int origin) {
-  pml::Guard guard;
+  progress::Guard guard;
   return send(world_of(w, origin), request(w, kPost, 0), {});
 }
 
 int complete(Window* w, int target) {
-  pml::Guard guard;
+  progress::Guard guard;
   return send(world_of(w, target), request(w, kComplete, 0), {});
 }
 

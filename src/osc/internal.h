@@ -26,6 +26,7 @@
 
 #include "base/backoff.h"
 #include "osc/osc.h"
+#include "progress/progress.h"
 
 namespace axon::osc {
 
@@ -168,7 +169,7 @@ int apply_packed(const Op& op, const unsigned char* in, unsigned char* inout, si
 class AccLock {
  public:
   AccLock(const Window* w, int target) : word_(peer_ctl(w, target).acc) {
-    Backoff backoff(pml::spin_rounds());
+    Backoff backoff(progress::spin_rounds());
     for (;;) {
       uint32_t expected = 0;
       if (word_.compare_exchange_weak(expected, 1, std::memory_order_acquire)) return;

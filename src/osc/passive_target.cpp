@@ -10,6 +10,7 @@
 
 #include "osc/am.h"
 #include "osc/rdma.h"
+#include "progress/progress.h"
 
 namespace axon::osc {
 
@@ -25,14 +26,14 @@ int flush_ops(Window* w, int target) {
 namespace {
 
 void acquire_shared(std::atomic<uint32_t>& word) {
-  pml::wait_until([&] {
+  progress::wait_until([&] {
     uint32_t v = word.load(std::memory_order_relaxed);
     return !(v & kExclusive) && word.compare_exchange_weak(v, v + 1, std::memory_order_acquire);
   });
 }
 
 void acquire_exclusive(std::atomic<uint32_t>& word) {
-  pml::wait_until([&] {
+  progress::wait_until([&] {
     uint32_t v = 0;
     return word.compare_exchange_weak(v, kExclusive, std::memory_order_acquire);
   });

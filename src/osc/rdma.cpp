@@ -1,7 +1,7 @@
 // The RDMA path of one-sided communication: see rdma.h for the contract and
 // docs/rma.md for the design.
 //
-// Every transport call here holds the PML lock (pml::Guard): the progress
+// Every transport call here holds the PML lock (progress::Guard): the progress
 // agent thread polls the same completion queues through pml::progress.
 #include "osc/rdma.h"
 
@@ -16,6 +16,7 @@
 #include "btl/btl.h"
 #include "coll/coll.h"
 #include "osc/am.h"
+#include "progress/progress.h"
 #include "rte/rte.h"
 
 namespace axon::osc::rdma {
@@ -40,11 +41,11 @@ bool capable(const btl::Transport* t) { return t && t->caps().rma && t->caps().c
 // Posts with `f` (under the PML lock), driving progress while the transport
 // answers kAgain (connection being set up, send queue or staging full).
 template <class F> int post(const char* what, int target, F f) {
-  Backoff backoff(pml::spin_rounds());
+  Backoff backoff(progress::spin_rounds());
   for (;;) {
     int rc;
     {
-      pml::Guard guard;
+      progress::Guard guard;
       rc = f();
     }
     if (rc == kOk) return MPI_SUCCESS;
@@ -52,7 +53,7 @@ template <class F> int post(const char* what, int target, F f) {
       log::error("osc: RDMA %s to window rank %d failed (%d)", what, target, rc);
       return MPI_ERR_OTHER;
     }
-    if (pml::progress() > 0) backoff.reset();
+    if (progress::progress() > 0) backoff.reset();
     else backoff.idle();
   }
 }
@@ -91,7 +92,7 @@ int setup(Window* w, void* mem, uint64_t bytes, bool all_local, bool force) {
   }
   Info mine{reinterpret_cast<uint64_t>(mem), 0, bytes, 1, 0, 0, 0};
   if (t && bytes > 0) {
-    pml::Guard guard;
+    progress::Guard guard;
     mine.key = t->expose_window(mem, bytes);
     if (!mine.key) {
       mine.exposed = 0;
@@ -146,7 +147,7 @@ int setup(Window* w, void* mem, uint64_t bytes, bool all_local, bool force) {
 
 void release(Window* w) {
   if (!w->rdma) return;
-  pml::Guard guard;
+  progress::Guard guard;
   // Dynamic windows: the regions still attached at MPI_Win_free (every
   // origin is past the barrier of the free: none uses them any more).
   for (const Window::DynRegion& r : w->dyn_exposed)
@@ -202,8 +203,8 @@ int flush(Window* w, int target) {
     if (w->peers[r].path != Path::Rdma) continue;
     btl::Transport* t = route_of(w, r);
     const int world = w->ctx->world_of[r];
-    pml::wait_until([&] {
-      pml::Guard guard;
+    progress::wait_until([&] {
+      progress::Guard guard;
       int s = t->rma_test(world);
       if (s < 0 && rc == MPI_SUCCESS) rc = MPI_ERR_OTHER;
       return s != 0;
@@ -278,7 +279,7 @@ int proxy_atomic(Window* w, int origin, bool cas, uint64_t at, uint64_t value, u
   btl::Transport* t = route_of(w, origin);
   const int world = w->ctx->world_of[origin];
   int rc;
-  Backoff backoff(pml::spin_rounds());
+  Backoff backoff(progress::spin_rounds());
   while ((rc = t->atomic_nb(world, cas, at, w->peers[origin].key, value, compare, old)) == kAgain) {
     t->rma_test(world);
     backoff.idle();
@@ -334,7 +335,7 @@ void setup_dynamic(Window* w, bool force) {
 
 void attach_region(Window* w, void* base, uint64_t bytes) {
   if (!w->rdma) return;  // nobody reaches us by RDMA: kRegion answers "active messages"
-  pml::Guard guard;
+  progress::Guard guard;
   Window::DynRegion r;
   r.base = reinterpret_cast<uint64_t>(base);
   r.size = bytes;
@@ -350,7 +351,7 @@ int detach_region(Window* w, uint64_t base) {
   if (!w->rdma) return MPI_SUCCESS;
   Window::DynRegion r;
   {
-    pml::Guard guard;
+    progress::Guard guard;
     auto it = std::find_if(w->dyn_exposed.begin(), w->dyn_exposed.end(),
                            [&](const Window::DynRegion& d) { return d.base == base; });
     if (it == w->dyn_exposed.end()) return MPI_SUCCESS;
@@ -366,7 +367,7 @@ int detach_region(Window* w, uint64_t base) {
     if (r.holders[o]) origins.push_back(o);
   int rc = am::region_detached(w, origins, base);
   if (r.key) {
-    pml::Guard guard;
+    progress::Guard guard;
     w->rdma->unexpose_window(r.key);
   }
   return rc;
@@ -376,7 +377,7 @@ int dyn_key(Window* w, int target, uint64_t first, uint64_t last, uint64_t* key)
   for (;;) {
     uint64_t seen;
     {
-      pml::Guard guard;
+      progress::Guard guard;
       uint64_t base;
       if (const Window::DynKey* k = cached(w, target, first, last, &base)) {
         *key = k->key;
@@ -388,7 +389,7 @@ int dyn_key(Window* w, int target, uint64_t first, uint64_t last, uint64_t* key)
     uint64_t out[4];
     int rc = am::region(w, target, first, last, out);
     if (rc != MPI_SUCCESS) return rc;
-    pml::Guard guard;
+    progress::Guard guard;
     // A detach notice from this target that arrived while we asked may be
     // about this very region (its answer came first): ask again.
     if (w->dyn_invalidations[target] != seen) continue;

@@ -23,6 +23,7 @@
 #include "base/param.h"
 #include "coll/coll.h"
 #include "osc/am.h"
+#include "progress/progress.h"
 #include "rte/rte.h"
 
 namespace axon::osc {
@@ -141,7 +142,7 @@ int move_to_memfd(uint64_t lo, size_t len, uint64_t* inode) {
 // unmapped the memory meanwhile) and no other thread runs.
 void move_to_private(const Window::Mapping& m, uint64_t inode) {
   const uint64_t lo = reinterpret_cast<uint64_t>(m.addr);
-  pml::Guard guard;  // holds off the progress agent (it writes window memory)
+  progress::Guard guard;  // holds off the progress agent (it writes window memory)
   if (app_threads() != 1) return;
   if (!each_mapping(lo, lo + m.len, [&](const char*, uint64_t ino, const std::string&) { return ino == inode; }))
     return;
@@ -174,7 +175,7 @@ int share_create_memory(Window* w, const std::vector<PeerInfo>& info) {
   const uint64_t base = reinterpret_cast<uint64_t>(w->base);
   if (local_peer && w->base && w->bytes && w->bytes <= static_cast<uint64_t>(share_max_param.get())) {
     const uint64_t lo = base / page * page, hi = (base + w->bytes + page - 1) / page * page;
-    pml::Guard guard;  // holds off the progress agent (it writes window memory)
+    progress::Guard guard;  // holds off the progress agent (it writes window memory)
     uint64_t inode = 0;
     if (app_threads() == 1 &&
         each_mapping(lo, hi, [](const char* perms, uint64_t ino, const std::string& name) {

@@ -14,7 +14,7 @@ namespace {
 std::unordered_map<uint32_t, std::unique_ptr<MatchQueues>> all_queues;
 
 uint64_t unexpected_queue_length() {
-  Guard guard;
+  progress::Guard guard;
   uint64_t n = 0;
   for (const auto& [id, q] : all_queues) n += q->unexpected.size();
   return n;
@@ -53,7 +53,7 @@ void drop_queues(uint32_t context_id) {
 }
 
 void context_open(Context* ctx, uint32_t id, int rank, std::vector<int> world_of) {
-  Guard guard;
+  progress::Guard guard;
   ctx->id = id;
   ctx->rank = rank;
   ctx->world_of = std::move(world_of);
@@ -65,13 +65,13 @@ void context_open(Context* ctx, uint32_t id, int rank, std::vector<int> world_of
 }
 
 void context_close(Context* ctx) {
-  Guard guard;
+  progress::Guard guard;
   if (ctx->queues) drop_queues(ctx->id);
   ctx->queues = nullptr;
 }
 
 bool context_has_posted(const Context* ctx) {
-  Guard guard;
+  progress::Guard guard;
   return ctx->queues && ctx->queues->posted_head;
 }
 

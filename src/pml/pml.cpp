@@ -20,27 +20,6 @@ void on_reply(int am_id, const void* msg);
 
 namespace {
 
-IntParam spin_param{"AXON_WAIT_SPIN", -1,
-                    "Polling rounds a waiting rank spins before it starts yielding its core "
-                    "(-1: 2000, or 0 when local ranks outnumber cores)"};
-
-// Oversubscribed, a rank waiting for one peer that last ran on another CPU
-// polls instead of yielding: that peer is most likely running and answers
-// within microseconds, while a yield hands this CPU to a local rank that
-// may have nothing to do yet, and costs a context switch each way (about
-// 5 us here, docs/collectives.md "Oversubscribed"). A wait for a peer on
-// this very CPU yields at once: that peer cannot run until this one stops.
-IntParam peer_spin_param{"AXON_WAIT_PEER_SPIN_US", 10,
-                         "Oversubscribed: microseconds a rank waiting for one local peer polls (instead of "
-                         "yielding its core) while that peer last ran on another CPU; 0 = always yield"};
-
-Counter wait_yields{"axon_pml_wait_yields", Counter::Class::Counter,
-                    "Times a rank waiting for a send or a receive from one peer gave its core away "
-                    "(sched_yield; ranks outnumber cores)"};
-Counter wait_peer_polls{"axon_pml_wait_peer_polls", Counter::Class::Counter,
-                        "Times such a wait polled instead, for a peer that last ran on another CPU "
-                        "(AXON_WAIT_PEER_SPIN_US)"};
-
 // MPI_Cancel of a send asks the receiver whether the message still waits
 // unmatched there; the answer decides how the request completes. Waiting
 // for it inside the call (the receiver answers from its progress engine,
@@ -52,10 +31,7 @@ IntParam cancel_wait_param{"AXON_CANCEL_WAIT_MS", 1000,
                            "whether the message was withdrawn; past that the request completes when the answer "
                            "comes. 0: return at once"};
 
-int spin = 2000;
-uint64_t peer_spin_ns = 0;
 std::vector<Request*> request_pool;
-std::vector<ProgressHook> hooks;
 
 void am_eager(int src, const void* m, size_t n) { on_match_message(kAmEager, src, m, n); }
 void am_eager_sync(int src, const void* m, size_t n) { on_match_message(kAmEagerSync, src, m, n); }
@@ -129,27 +105,15 @@ void complete_proc_null(Request* r) {
 
 }  // namespace
 
-int spin_rounds() { return spin; }
-
-int32_t publish_cpu() { return btl::publish_cpu(); }
-
 int32_t peer_cpu(const Context* ctx, int peer) {
   if (peer < 0 || peer >= ctx->size()) return 0;
-  return btl::peer_cpu(ctx->world_of[static_cast<size_t>(peer)]);
+  return progress::peer_cpu(ctx->world_of[static_cast<size_t>(peer)]);
 }
 
 bool shares_my_cpu(const Context* ctx, int peer) {
-  int32_t theirs = peer_cpu(ctx, peer);
-  return theirs != 0 && theirs == current_cpu_plus_one();
+  if (peer < 0 || peer >= ctx->size()) return false;
+  return progress::shares_my_cpu(ctx->world_of[static_cast<size_t>(peer)]);
 }
-
-namespace detail {
-std::recursive_mutex big_lock;
-std::atomic<int> threaded{0};
-}  // namespace detail
-
-void enable_thread_safety() { detail::threaded.fetch_add(1); }
-void disable_thread_safety() { detail::threaded.fetch_sub(1); }
 
 int init() {
   btl::register_handler(kAmEager, checked<kAmEager, am_eager>);
@@ -169,10 +133,9 @@ int init() {
   btl::set_unordered(kAmFrag);  // each fragment carries its offset: transports may stripe them
   btl::register_handler(kAmCancel, checked<kAmCancel, on_cancel>);
   btl::register_handler(kAmCancelReply, checked<kAmCancelReply, on_cancel_reply>);
-  int64_t s = spin_param.get();
-  spin = s >= 0 ? static_cast<int>(s) : (rte::job().oversubscribed ? 0 : 2000);
-  // Only where waits yield at once (spinning ranks poll anyway).
-  peer_spin_ns = spin == 0 ? static_cast<uint64_t>(std::max<int64_t>(peer_spin_param.get(), 0)) * 1000 : 0;
+  // The PML's queued sends, replies and stalled transfers go first after the
+  // transports.
+  progress::add_hook(retry_pending);
   return 0;
 }
 
@@ -189,7 +152,7 @@ void finalize() {
 // receive freed by one while still posted by the other (MPICH's
 // threads/comm/idup_nb crashed in deliver()).
 Request* request_alloc(Request::Kind kind) {
-  Guard guard;
+  progress::Guard guard;
   Request* r;
   if (!request_pool.empty()) {
     r = request_pool.back();
@@ -205,7 +168,7 @@ Request* request_alloc(Request::Kind kind) {
 }
 
 void request_release(Request* r) {
-  Guard guard;
+  progress::Guard guard;
   if (r->staging) {
     free(r->staging);
     r->staging = nullptr;
@@ -242,25 +205,6 @@ void release_when_complete(Request* r, void (*done)(Request*)) {
   r->free_when_complete = true;
 }
 
-int progress() {
-  Guard guard;
-  int n = btl::progress();
-  n += retry_pending();
-  // Index loop: a hook may add or remove hooks.
-  for (size_t i = 0; i < hooks.size(); ++i) n += hooks[i]();
-  return n;
-}
-
-void add_progress_hook(ProgressHook hook) {
-  Guard guard;
-  hooks.push_back(hook);
-}
-
-void remove_progress_hook(ProgressHook hook) {
-  Guard guard;
-  std::erase(hooks, hook);
-}
-
 namespace {
 
 // The world rank a send or a receive from one source waits for; -1 for
@@ -271,36 +215,11 @@ int awaited_peer(const Request* r) {
   return r->ctx->world_of[static_cast<size_t>(r->peer)];
 }
 
-// wait_until for one peer when waits do not spin (see peer_spin_param).
-void wait_for_peer(Request* r, int peer) {
-  int32_t mine = peer_spin_ns ? btl::publish_cpu() : 0;
-  PeerPoll poll(peer_spin_ns);
-  while (!r->complete.load(std::memory_order_acquire)) {
-    if (progress() > 0) continue;
-    int32_t theirs = mine != 0 ? btl::peer_cpu(peer) : 0;
-    if (poll.poll(theirs != 0 && theirs != mine)) {
-      cpu_relax();
-      continue;
-    }
-    wait_yields.add();
-    sched_yield();
-    poll.yielded();
-    if (mine != 0) mine = btl::publish_cpu();  // the scheduler may have moved this rank
-  }
-  wait_peer_polls.add(poll.stretches());
-}
-
 }  // namespace
 
 void wait(Request* r) {
   if (r->complete.load(std::memory_order_acquire)) return;
-  if (spin == 0) {
-    if (int peer = awaited_peer(r); peer >= 0) {
-      wait_for_peer(r, peer);
-      return;
-    }
-  }
-  wait_until([r] { return r->complete.load(std::memory_order_acquire); });
+  progress::wait_for_peer([r] { return r->complete.load(std::memory_order_acquire); }, awaited_peer(r));
 }
 
 int start_recv(Request* r) {
@@ -320,7 +239,7 @@ int start_recv(Request* r) {
 
 int isend(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Context* ctx,
           SendMode mode, Request** out) {
-  Guard guard;
+  progress::Guard guard;
   Request* r = request_alloc(Request::Kind::Send);
   reset_result(r);
   r->mode = mode;
@@ -340,7 +259,7 @@ int isend(const void* buf, MPI_Count count, const Datatype* type, int dest, int 
 
 int irecv(void* buf, MPI_Count count, const Datatype* type, int source, int tag, Context* ctx,
           Request** out) {
-  Guard guard;
+  progress::Guard guard;
   Request* r = request_alloc(Request::Kind::Recv);
   reset_result(r);
   int rc = prepare(r, buf, count, type, source, tag, ctx);
@@ -361,7 +280,7 @@ bool try_send_now(const void* buf, MPI_Count count, const Datatype* type, int de
   size_t bytes = 0;
   if (dest == kProcNull || !type->contiguous || accel::on_device(buf) || !bytes_for_count(*type, count, &bytes))
     return false;
-  Guard guard;
+  progress::Guard guard;
   return send_immediate(buf, bytes, dest, tag, ctx) == kOk;
 }
 
@@ -374,7 +293,7 @@ int send(const void* buf, MPI_Count count, const Datatype* type, int dest, int t
   int rc = isend(buf, count, type, dest, tag, ctx, mode, &r);
   if (rc != MPI_SUCCESS) return rc;
   wait(r);
-  Guard guard;
+  progress::Guard guard;
   rc = r->error;
   request_release(r);
   return rc;
@@ -405,7 +324,7 @@ int recv(void* buf, MPI_Count count, const Datatype* type, int source, int tag, 
     return MPI_SUCCESS;
   }
   {
-    Guard guard;
+    progress::Guard guard;
     if ((rc = stage_recv(&r)) != MPI_SUCCESS) return rc;
     start_recv(&r);
   }
@@ -415,7 +334,7 @@ int recv(void* buf, MPI_Count count, const Datatype* type, int source, int tag, 
 
 Request* send_init(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag,
                    Context* ctx, SendMode mode) {
-  Guard guard;
+  progress::Guard guard;
   Request* r = request_alloc(Request::Kind::Send);
   reset_result(r);
   r->persistent = true;
@@ -430,7 +349,7 @@ Request* send_init(const void* buf, MPI_Count count, const Datatype* type, int d
 }
 
 Request* recv_init(void* buf, MPI_Count count, const Datatype* type, int source, int tag, Context* ctx) {
-  Guard guard;
+  progress::Guard guard;
   Request* r = request_alloc(Request::Kind::Recv);
   reset_result(r);
   r->persistent = true;
@@ -443,7 +362,7 @@ Request* recv_init(void* buf, MPI_Count count, const Datatype* type, int source,
 }
 
 int start(Request* r) {
-  Guard guard;
+  progress::Guard guard;
   reset_result(r);
   r->active = true;
   free(r->staging);
@@ -461,8 +380,8 @@ int start(Request* r) {
 }
 
 int iprobe(int source, int tag, Context* ctx, bool* found, Request* info) {
-  progress();
-  Guard guard;
+  progress::progress();
+  progress::Guard guard;
   *found = false;
   for (Message* m : ctx->queues->unexpected) {
     if (matches(source, tag, m->header)) {
@@ -479,8 +398,8 @@ int iprobe(int source, int tag, Context* ctx, bool* found, Request* info) {
 }
 
 int improbe(int source, int tag, Context* ctx, bool* found, Message** msg, Request* info) {
-  progress();
-  Guard guard;
+  progress::progress();
+  progress::Guard guard;
   *found = false;
   auto& queue = ctx->queues->unexpected;
   for (auto it = queue.begin(); it != queue.end(); ++it) {
@@ -503,7 +422,7 @@ int improbe(int source, int tag, Context* ctx, bool* found, Message** msg, Reque
 bool message_valid(const Message* m) { return may_be_object<Message>(m) && m->magic == kMessageMagic; }
 
 int imrecv(void* buf, MPI_Count count, const Datatype* type, Message* m, Request** out) {
-  Guard guard;
+  progress::Guard guard;
   Request* r = request_alloc(Request::Kind::Recv);
   reset_result(r);
   int rc = prepare(r, buf, count, type, m->header.source, m->header.tag, nullptr);
@@ -526,12 +445,12 @@ void await_cancel_answer(Request* r) {
   if (ms <= 0) return;
   uint64_t deadline = now_ns() + static_cast<uint64_t>(ms) * 1000000u;
   auto answered = [r] {
-    Guard guard;
+    progress::Guard guard;
     return cancel_answered(r);
   };
-  Backoff backoff(spin);
+  Backoff backoff(progress::spin_rounds());
   while (!answered() && now_ns() < deadline) {
-    if (progress() > 0) backoff.reset();
+    if (progress::progress() > 0) backoff.reset();
     else backoff.idle();
   }
 }
@@ -544,13 +463,13 @@ void cancel(Request* r) {
   if (r->kind == Request::Kind::Send) {
     if (!r->ctx) return;  // a request that stands for no message of its own
     {
-      Guard guard;
+      progress::Guard guard;
       cancel_send(r);  // also for a completed eager send: its message may still be withdrawn
     }
     await_cancel_answer(r);
     return;
   }
-  Guard guard;
+  progress::Guard guard;
   if (r->complete.load(std::memory_order_acquire)) return;
   if (r->kind != Request::Kind::Recv) return;
   if (r->state != 0 || !r->ctx) return;  // already matched: it will complete normally

@@ -15,6 +15,7 @@
 
 #include "base/handle.h"
 #include "datatype/datatype.h"
+#include "progress/progress.h"
 
 namespace axon::pml {
 
@@ -156,19 +157,9 @@ bool message_valid(const Message* msg);
 // normally complete when it returns.
 void cancel(Request* req);
 
-// Drives every transport once and retries queued work, then runs the
-// registered progress hooks (state machines of nonblocking collectives and
-// communicator creation); returns how many things advanced.
-int progress();
-// A hook returns how many things it advanced. Hooks run with the PML lock held
-// and may start nonblocking operations, but must never block.
-using ProgressHook = int (*)();
-void add_progress_hook(ProgressHook hook);
-void remove_progress_hook(ProgressHook hook);
-// Waits until req completes, yielding the core when the node is oversubscribed.
+// Waits until req completes (src/progress's policy: spin, then yield; a
+// send or a receive from one peer polls while that peer runs elsewhere).
 void wait(Request* req);
-// Waits until pred() holds, with the same policy.
-template <class Pred> void wait_until(Pred pred);
 
 Request* request_alloc(Request::Kind kind);
 void request_release(Request* req);
@@ -182,44 +173,8 @@ void request_complete(Request* req);
 // Caller holds the pml lock.
 void release_when_complete(Request* req, void (*done)(Request*));
 
-// The lock that serializes the library under MPI_THREAD_MULTIPLE; a no-op
-// otherwise.
-void enable_thread_safety();
-// Gives back one enable_thread_safety() (the lock goes off with the last):
-// only while no other thread can be inside the library (osc: after joining
-// its progress agent).
-void disable_thread_safety();
-namespace detail {
-// Users of the lock (MPI_THREAD_MULTIPLE, the osc progress agent) and the
-// lock itself (pml.cpp). Inline below: every call on the message path takes
-// a Guard or two, and as calls into pml.cpp they cost about 10 instructions
-// each even when there is nothing to lock.
-extern std::atomic<int> threaded;
-extern std::recursive_mutex big_lock;
-}  // namespace detail
-class Guard {
- public:
-  Guard() : locked_(detail::threaded.load(std::memory_order_relaxed) > 0) {
-    if (locked_) detail::big_lock.lock();
-  }
-  ~Guard() {
-    if (locked_) detail::big_lock.unlock();
-  }
-  Guard(const Guard&) = delete;
-  Guard& operator=(const Guard&) = delete;
- private:
-  bool locked_;
-};
-
-// Whether waits spin before yielding (false when ranks outnumber cores).
-int spin_rounds();
-
-// Records the CPU this process runs on now where the local peers read it
-// (the shared-memory transport's segment); returns it plus one, 0 when not
-// known. Oversubscribed waits (here and in coll) call it before they poll.
-int32_t publish_cpu();
 // The CPU communicator rank `peer` of `ctx` last published, plus one; 0 when
-// not known (another node, no shared-memory transport, nothing published).
+// not known (progress::peer_cpu for communicator ranks).
 int32_t peer_cpu(const Context* ctx, int peer);
 
 // Whether communicator rank `peer` of `ctx` last ran on the CPU this process
@@ -228,16 +183,16 @@ int32_t peer_cpu(const Context* ctx, int peer);
 // until it yields, while the others are likely running already.
 bool shares_my_cpu(const Context* ctx, int peer);
 
-}  // namespace axon::pml
+// Until src/coll calls src/progress directly (it is being reorganised):
+// the names it still uses.
+using progress::Guard;
+inline int progress() { return axon::progress::progress(); }
+template <class Pred> void wait_until(Pred pred) { axon::progress::wait_until(pred); }
+inline void add_progress_hook(progress::Hook hook) { axon::progress::add_hook(hook); }
+inline void remove_progress_hook(progress::Hook hook) { axon::progress::remove_hook(hook); }
+inline int spin_rounds() { return axon::progress::spin_rounds(); }
+inline int32_t publish_cpu() { return axon::progress::publish_cpu(); }
+inline void enable_thread_safety() { axon::progress::enable_thread_safety(); }
+inline void disable_thread_safety() { axon::progress::disable_thread_safety(); }
 
-#include "base/backoff.h"
-
-namespace axon::pml {
-template <class Pred> void wait_until(Pred pred) {
-  Backoff backoff(spin_rounds());
-  while (!pred()) {
-    if (progress() > 0) backoff.reset();
-    else backoff.idle();
-  }
-}
 }  // namespace axon::pml

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "coll/shm/internal.h"
+#include "progress/progress.h"
 
 namespace axon::coll {
 
@@ -88,7 +89,7 @@ int leaders_barrier(const Topology& t, pml::Context* ctx) {
     if (rc != MPI_SUCCESS) return rc;
     rc = recv_bytes(&sink, 0, t.leaders[(t.my_node - d + t.nodes) % t.nodes], ctx);
     pml::wait(s);
-    pml::Guard guard;
+    progress::Guard guard;
     pml::request_release(s);
     if (rc != MPI_SUCCESS) return rc;
   }

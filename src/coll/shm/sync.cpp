@@ -11,6 +11,7 @@
 #include "base/futex.h"
 #include "base/param.h"
 #include "coll/shm/internal.h"
+#include "progress/progress.h"
 #include "rte/rte.h"
 
 namespace axon::coll::nodelevel {
@@ -49,10 +50,10 @@ IntParam peer_spin_param{"AXON_COLL_SHM_PEER_SPIN_US", 10,
 // other ranks keep moving while this rank waits here.
 template <class Pred> void node_wait(Pred pred) {
   if (pred()) return;
-  Backoff backoff(pml::spin_rounds());
+  Backoff backoff(progress::spin_rounds());
   for (unsigned i = 1;; ++i) {
     if (pred()) return;
-    if ((i & 7) == 0 && pml::progress() > 0) {
+    if ((i & 7) == 0 && progress::progress() > 0) {
       backoff.reset();
       continue;
     }
@@ -86,14 +87,14 @@ void Seg::wait_slow(const Flag* f, int k, uint64_t s) const {
   if (j == k) return;
   // Spin while every rank has a core (none when oversubscribed), then
   // yield (or poll a while, see peer_spin_param), then sleep.
-  const int64_t spins = pml::spin_rounds(), yields = spins + yields_param.get();
+  const int64_t spins = progress::spin_rounds(), yields = spins + yields_param.get();
   static const uint64_t peer_spin_ns = static_cast<uint64_t>(std::max<int64_t>(peer_spin_param.get(), 0)) * 1000;
-  int32_t mine = peer_spin_ns ? pml::publish_cpu() : 0;
+  int32_t mine = peer_spin_ns ? progress::publish_cpu() : 0;
   PeerPoll poll(peer_spin_ns);
   for (int64_t i = 1;; ++i) {
     while (j < k && f[j].v.load(std::memory_order_acquire) >= s) ++j;
     if (j == k) return;
-    if ((i & 7) == 0 && pml::progress() > 0) continue;
+    if ((i & 7) == 0 && progress::progress() > 0) continue;
     if (i <= spins) {
       cpu_relax();
       continue;
@@ -106,7 +107,7 @@ void Seg::wait_slow(const Flag* f, int k, uint64_t s) const {
       }
       sched_yield();
       poll.yielded();
-      if (mine != 0) mine = pml::publish_cpu();  // the scheduler may have moved this rank
+      if (mine != 0) mine = progress::publish_cpu();  // the scheduler may have moved this rank
       continue;
     }
     // Sleep on the first line not there yet (the others are re-checked
