@@ -242,7 +242,7 @@ void finalize();
 // The transport that reaches `peer` best, or nullptr.
 Transport* route(int world_rank);
 
-// Dynamic processes (src/mpi/dpm.cpp): processes of other jobs are reached
+// Dynamic processes (src/mpi/dpm/): processes of other jobs are reached
 // over tcp only (opened here on first use when the job did not open it).
 // open_dynamic() returns 0 or an error already reported; card() is this
 // process's tcp card; add_peer() routes the foreign id `id` (0: reachable).

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <utility>
 
 namespace axon::io {
 
@@ -221,33 +222,31 @@ bool view_type_valid(const Datatype& type, bool overlap_ok) {
 
 // ---- files ------------------------------------------------------------------------
 
-File::~File() { close(); }
+File::~File() { close(); }  // close()'s error has nobody to go to here
 
 int File::open(const std::string& path, int amode, bool create, bool exclusive, int perm) {
   int flags = (amode & MPI_MODE_RDONLY) ? O_RDONLY : (amode & MPI_MODE_WRONLY) ? O_WRONLY : O_RDWR;
   if (create) flags |= O_CREAT;
   if (exclusive) flags |= O_EXCL;
   // Not O_APPEND: Linux pwrite on such a descriptor ignores the offset.
-  // MPI_MODE_APPEND only places the initial file pointers (src/mpi/file.cpp).
-  int fd;
-  do fd = ::open(path.c_str(), flags | O_CLOEXEC, perm);
-  while (fd < 0 && errno == EINTR);
-  if (fd < 0) return error_class_of_errno(errno);
+  // MPI_MODE_APPEND only places the initial file pointers (OpenFile::open).
+  UniqueFd fd;
+  do fd.reset(::open(path.c_str(), flags | O_CLOEXEC, perm));
+  while (!fd && errno == EINTR);
+  if (!fd) return error_class_of_errno(errno);
   struct stat st;
-  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    return MPI_ERR_BAD_FILE;
-  }
-  fd_ = fd;
+  if (fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode)) return MPI_ERR_BAD_FILE;
+  fd_ = std::move(fd);
   amode_ = amode;
   path_ = path;
   return MPI_SUCCESS;
 }
 
+// Closed by hand, not by UniqueFd: MPI_File_close reports close()'s error
+// (a write-back that failed on a network file system shows up here).
 int File::close() {
-  if (fd_ < 0) return MPI_SUCCESS;
-  int rc = ::close(fd_);
-  fd_ = -1;
+  if (!fd_) return MPI_SUCCESS;
+  int rc = ::close(fd_.release());
   return rc == 0 || errno == EINTR ? MPI_SUCCESS : error_class_of_errno(errno);
 }
 
@@ -293,14 +292,14 @@ class RangeLock {
 int File::read(uint64_t pos, void* buf, size_t len, size_t* done) {
   *done = 0;
   std::vector<View::Piece> pieces = view_.map(pos, len);
-  RangeLock lock(fd_, atomic, F_RDLCK, pieces);
+  RangeLock lock(fd_.get(), atomic, F_RDLCK, pieces);
   if (lock.error()) return lock.error();
   auto* out = static_cast<unsigned char*>(buf);
   size_t total = 0;
   for (const View::Piece& p : pieces) {
     size_t got = 0;
     while (got < p.length) {
-      ssize_t n = ::pread(fd_, out + total + got, p.length - got, p.file_offset + static_cast<int64_t>(got));
+      ssize_t n = ::pread(fd_.get(), out + total + got, p.length - got, p.file_offset + static_cast<int64_t>(got));
       if (n < 0) {
         if (errno == EINTR) continue;
         *done = total + got;
@@ -320,14 +319,14 @@ int File::read(uint64_t pos, void* buf, size_t len, size_t* done) {
 
 int File::write(uint64_t pos, const void* buf, size_t len) {
   std::vector<View::Piece> pieces = view_.map(pos, len);
-  RangeLock lock(fd_, atomic, F_WRLCK, pieces);
+  RangeLock lock(fd_.get(), atomic, F_WRLCK, pieces);
   if (lock.error()) return lock.error();
   const auto* in = static_cast<const unsigned char*>(buf);
   size_t total = 0;
   for (const View::Piece& p : pieces) {
     size_t put = 0;
     while (put < p.length) {
-      ssize_t n = ::pwrite(fd_, in + total + put, p.length - put, p.file_offset + static_cast<int64_t>(put));
+      ssize_t n = ::pwrite(fd_.get(), in + total + put, p.length - put, p.file_offset + static_cast<int64_t>(put));
       if (n < 0) {
         if (errno == EINTR) continue;
         return error_class_of_errno(errno);
@@ -341,26 +340,26 @@ int File::write(uint64_t pos, const void* buf, size_t len) {
 
 int File::size(int64_t* out) const {
   struct stat st;
-  if (fstat(fd_, &st) != 0) return error_class_of_errno(errno);
+  if (fstat(fd_.get(), &st) != 0) return error_class_of_errno(errno);
   *out = st.st_size;
   return MPI_SUCCESS;
 }
 
 int File::truncate(int64_t size) {
   int rc;
-  do rc = ftruncate(fd_, size);
+  do rc = ftruncate(fd_.get(), size);
   while (rc < 0 && errno == EINTR);
   return rc == 0 ? MPI_SUCCESS : error_class_of_errno(errno);
 }
 
 int File::preallocate(int64_t size) {
   if (size == 0) return MPI_SUCCESS;
-  int rc = posix_fallocate(fd_, 0, size);
+  int rc = posix_fallocate(fd_.get(), 0, size);
   return rc == 0 ? MPI_SUCCESS : error_class_of_errno(rc);
 }
 
 int File::sync() {
-  return ::fsync(fd_) == 0 || errno == EINVAL ? MPI_SUCCESS : error_class_of_errno(errno);
+  return ::fsync(fd_.get()) == 0 || errno == EINVAL ? MPI_SUCCESS : error_class_of_errno(errno);
 }
 
 }  // namespace axon::io

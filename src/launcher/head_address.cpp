@@ -1,7 +1,7 @@
 // head_address.cpp -- mpirun's own IPv4 addresses, for its daemons.
 #include "launcher/head_address.hpp"
 
-#include "launcher/unique_fd.hpp"
+#include "base/unique_fd.h"
 
 #include <arpa/inet.h>
 #include <fnmatch.h>

@@ -1,7 +1,7 @@
 // io_forward.hpp -- the ranks' stdout/stderr to mpirun's, mpirun's stdin to rank 0.
 #pragma once
 
-#include "launcher/unique_fd.hpp"
+#include "base/unique_fd.h"
 
 #include <cstdint>
 #include <functional>

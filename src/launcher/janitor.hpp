@@ -12,7 +12,7 @@
 // running, removes /dev/shm/axon.<nspace>.* and the tmpdir, and exits.
 #pragma once
 
-#include "launcher/unique_fd.hpp"
+#include "base/unique_fd.h"
 
 #include <sys/types.h>
 

@@ -6,8 +6,8 @@
 // and never call back into libpmix synchronously.
 #pragma once
 
+#include "base/unique_fd.h"
 #include "launcher/job_map.hpp"
-#include "launcher/unique_fd.hpp"
 
 #include <atomic>
 #include <chrono>

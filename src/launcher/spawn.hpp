@@ -1,7 +1,7 @@
 // spawn.hpp -- finding the program and starting one rank (fork + exec).
 #pragma once
 
-#include "launcher/unique_fd.hpp"
+#include "base/unique_fd.h"
 
 #include <sched.h>
 #include <signal.h>

@@ -6,7 +6,7 @@
 // message checks through its magic number).
 #pragma once
 
-#include "launcher/unique_fd.hpp"
+#include "base/unique_fd.h"
 
 #include <cstdint>
 #include <cstring>

@@ -682,7 +682,7 @@ AXON_API(int, MPI_Comm_remote_size, (MPI_Comm comm, int* size)) {
 
 AXON_API(int, MPI_Comm_get_parent, (MPI_Comm * parent)) {
   if (!parent) return raise_self(MPI_ERR_ARG, "MPI_Comm_get_parent", "parent is NULL");
-  *parent = dpm_parent();  // src/mpi/dpm.cpp
+  *parent = dpm_parent();  // src/mpi/dpm/spawn.cpp
   return MPI_SUCCESS;
 }
 

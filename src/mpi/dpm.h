@@ -1,4 +1,4 @@
-// Dynamic processes (src/mpi/dpm.cpp, docs/dpm.md): the meeting of two
+// Dynamic processes (src/mpi/dpm/, docs/dpm.md): the meeting of two
 // groups through a port, shared by MPI_Comm_accept / _connect and spawn.
 #pragma once
 

@@ -311,7 +311,7 @@ AXON_API(int, MPI_Intercomm_create, (MPI_Comm local_comm, int local_leader, MPI_
   int local_pair = agree_context_pair(&lc->coll, t.members, t.me, t.tag, &error);
   if (error != MPI_SUCCESS) return raise(lc, error, fn, "no context id free in the local group");
   std::vector<int> remote_world;
-  int rc = dpm_swap_groups(t, lc->p2p.world_of, &remote_world);  // groups of two jobs too (src/mpi/dpm.cpp)
+  int rc = dpm_swap_groups(t, lc->p2p.world_of, &remote_world);  // groups of two jobs too (src/mpi/dpm/connect.cpp)
   int pair = rc == MPI_SUCCESS ? agree_pair_two_groups(t, &rc) : -1;
   if (rc != MPI_SUCCESS) {
     context_release(local_pair);

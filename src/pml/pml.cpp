@@ -276,6 +276,18 @@ int irecv(void* buf, MPI_Count count, const Datatype* type, int source, int tag,
   return start_recv(r);
 }
 
+bool local_card(std::vector<uint8_t>* card) {
+  progress::Guard guard;
+  return btl::open_dynamic() == 0 && btl::card(card);
+}
+
+int add_peer(int id, const std::vector<uint8_t>& card) {
+  progress::Guard guard;
+  // Per-peer PML state (sequence numbers, queues) grows on first use: what
+  // a new process needs first is a route.
+  return btl::add_peer(id, card) == 0 ? MPI_SUCCESS : MPI_ERR_INTERN;
+}
+
 bool try_send_now(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Context* ctx) {
   size_t bytes = 0;
   if (dest == kProcNull || !type->contiguous || accel::on_device(buf) || !bytes_for_count(*type, count, &bytes))

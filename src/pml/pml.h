@@ -183,16 +183,13 @@ int32_t peer_cpu(const Context* ctx, int peer);
 // until it yields, while the others are likely running already.
 bool shares_my_cpu(const Context* ctx, int peer);
 
-// Until src/coll calls src/progress directly (it is being reorganised):
-// the names it still uses.
-using progress::Guard;
-inline int progress() { return axon::progress::progress(); }
-template <class Pred> void wait_until(Pred pred) { axon::progress::wait_until(pred); }
-inline void add_progress_hook(progress::Hook hook) { axon::progress::add_hook(hook); }
-inline void remove_progress_hook(progress::Hook hook) { axon::progress::remove_hook(hook); }
-inline int spin_rounds() { return axon::progress::spin_rounds(); }
-inline int32_t publish_cpu() { return axon::progress::publish_cpu(); }
-inline void enable_thread_safety() { axon::progress::enable_thread_safety(); }
-inline void disable_thread_safety() { axon::progress::disable_thread_safety(); }
+// ---- processes of other jobs (src/mpi/dpm/) ----
+// This process's business card for processes of other jobs (opening the
+// transport that reaches them when the job did not open it): true when
+// there is one.
+bool local_card(std::vector<uint8_t>* card);
+// Makes the process of another job that rte::proc_id named `id` reachable
+// from its card. MPI_SUCCESS, or MPI_ERR_INTERN when no transport reaches it.
+int add_peer(int id, const std::vector<uint8_t>& card);
 
 }  // namespace axon::pml

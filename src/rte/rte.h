@@ -40,7 +40,7 @@ int publish(const char* key, const void* data, size_t len);
 int exchange();
 int lookup(int world_rank, const char* key, std::vector<uint8_t>* out);
 
-// ---- processes of other jobs (dynamic processes, src/mpi/dpm.cpp) ----
+// ---- processes of other jobs (dynamic processes, src/mpi/dpm/) ----
 // A process of another job (a spawned child, the parent, an accept/connect
 // peer) gets a local id from job().size up, the first time it is named; the
 // same (nspace, rank) always maps to the same id, and a process of this job

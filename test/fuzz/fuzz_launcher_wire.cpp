@@ -50,7 +50,7 @@ void channel(const uint8_t* data, size_t size) {
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return;
   fcntl(fds[1], F_SETFL, O_NONBLOCK);
-  wire::Channel ch{axon::launcher::UniqueFd(fds[0])};
+  wire::Channel ch{axon::UniqueFd(fds[0])};
   std::vector<wire::Message> out;
   size_t sent = 0, got = 0;
   bool alive = true;

@@ -1,14 +1,19 @@
 // btl/tcp inside: the transport object and what its files share.
-//   tcp.cpp        set-up, send, framing, flush, lost peers, shutdown
-//   addresses.cpp  which address of a peer to use; striping over several
-//   handshake.cpp  accepting, the handshake of both sides, deadlines,
-//                  retries, the cap on unauthenticated connections, the
-//                  rate-limited report of refused connections
-//   interfaces.cpp which interfaces to listen on
-//   wire.{h,cpp}   the bytes on the wire and their parsers (pure)
+//   tcp.cpp         the Transport: opening, the business card, peers,
+//                   progress, shutdown; the settings and counters
+//   interfaces.cpp  which interfaces to listen on, the listening sockets,
+//                   which of a peer's addresses to use (and which further
+//                   pairs to stripe over)
+//   connection.cpp  a connection's life: dialling, accepting, the handshake
+//                   of both sides, deadlines, retries, the cap on
+//                   unauthenticated connections, the rate-limited report
+//                   of refused connections, lost peers, striping links
+//   frames.cpp      messages on an open connection: framing, the send
+//                   queues and their flushing, the receive buffer, the
+//                   choice of striping link
+//   wire.{h,cpp}    the bytes on the wire and their parsers (pure, so that
+//                   test/fuzz builds them alone)
 #pragma once
-
-#include <unistd.h>
 
 #include <cstdint>
 #include <deque>
@@ -16,6 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "base/counter.h"
+#include "base/param.h"
+#include "base/unique_fd.h"
 #include "btl/btl.h"
 #include "btl/tcp/wire.h"
 
@@ -25,33 +33,33 @@ constexpr size_t kMaxPmlHeader = 256;      // room for the PML's headers in fron
 constexpr uint32_t kMaxLinks = 8;          // connections per peer: the ordered one and 7 for striping
 constexpr uint32_t kDefaultWeight = 1000;  // Mb/s assumed for a link of unknown speed
 
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  Fd(Fd&& o) noexcept : fd_(o.release()) {}
-  Fd& operator=(Fd&& o) noexcept {
-    reset(o.release());
-    return *this;
-  }
-  ~Fd() { reset(); }
-  int get() const { return fd_; }
-  int release() {
-    int f = fd_;
-    fd_ = -1;
-    return f;
-  }
-  void reset(int fd = -1) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
+// The transport's settings and counters. They are defined together, in
+// tcp.cpp, so that they register in one fixed order: the order in which
+// axon_info --params / --counters and MPI_T list them.
+extern IntParam port_min_param;
+extern IntParam port_range_param;
+extern SizeParam eager_limit_param;
+extern SizeParam queue_limit_param;
+extern IntParam lost_grace_param;
+extern SizeParam sndbuf_param;
+extern SizeParam rcvbuf_param;
+extern BoolParam striping_param;
+extern BoolParam stripe_local_param;
+extern IntParam handshake_timeout_param;
+extern IntParam connect_timeout_param;
+extern StringParam if_include_param;
+extern StringParam if_exclude_param;
 
- private:
-  int fd_ = -1;
-};
+extern Counter messages_sent;
+extern Counter bytes_sent;
+extern Counter messages_received;
+extern Counter bytes_received;
+extern Counter queue_full;
+extern Counter striped;
+extern Counter rejected;
+extern Counter retried;
 
+// "a.b.c.d:port" of an address and port in network order, for messages.
 std::string ip_text(uint32_t addr_net, uint16_t port_net);
 
 // ---- interfaces (interfaces.cpp) ----
@@ -68,14 +76,14 @@ struct Interface {
 int choose_interfaces(std::vector<Interface>* usable);
 std::string describe(const std::vector<Interface>& list);
 
-// ---- connections ----
+// ---- connections (connection.cpp, frames.cpp) ----
 
 struct Pollable {
   bool is_listener = false;
 };
 
 struct Listener : Pollable {
-  Fd fd;
+  UniqueFd fd;
   Interface iface;
   uint16_t port = 0;  // network order
 };
@@ -83,7 +91,7 @@ struct Listener : Pollable {
 enum class ConnState { Connecting, AwaitAccept, AwaitHello, Open, Closed };
 
 struct Conn : Pollable {
-  Fd fd;
+  UniqueFd fd;
   ConnState state = ConnState::Closed;
   bool outgoing = false;
   int peer = -1;             // world rank; for incoming connections known after the Hello
@@ -173,36 +181,30 @@ class TcpTransport final : public Transport {
   int progress() override;
 
  private:
-  // ---- tcp.cpp ----
+  // ---- tcp.cpp: set-up, the progress loop, shutdown ----
   void init_own_peers();
+  int poll_once(bool discard);
+  void reap();
+  void shutdown_all();
+
+  // ---- interfaces.cpp: listening sockets, a peer's addresses ----
   int listen_on(const Interface& i);
-  // ---- addresses.cpp ----
   void choose_address(int r, const std::vector<uint8_t>& card);
   static bool same_node(int id);
-  bool peer_is_lower(const Peer& p) const { return p.job != job_hash_ ? p.job < job_hash_ : p.rank < me_; }
   static uint32_t weight_of(uint32_t a, uint32_t b);
-  Conn* pick_link(Peer& p);
-  void start_link(int peer, uint32_t k);
-  void open_link(Conn* c);
-  // ---- tcp.cpp ----
+
+  // ---- connection.cpp: a connection from dialling to its end ----
   Conn* new_conn(int fd, bool outgoing, std::string where);
   void want_write(Conn* c, bool on);
   Conn* dial(int peer, uint32_t link, uint32_t addr, uint16_t port, std::string* why);
   void queue_hello(Conn* c, HelloKind kind, int to, const uint8_t* token, uint32_t link);
+  void finish_connect(Conn* c);
+  void make_open(Conn* c);
   void close_conn(Conn* c);
   void lost(Conn* c, int err);
-  bool flush(Conn* c);
-  void make_open(Conn* c);
-  int consume(Conn* c, bool discard);
-  int read_ready(Conn* c, bool discard);
-  void finish_connect(Conn* c);
-  int poll_once(bool discard);
-  void reap();
-  std::vector<uint8_t> frame_bytes(const FrameHeader& fh, const void* header, size_t header_len, const void* payload,
-                                   size_t payload_len, size_t skip);
-  void shutdown_all();
-
-  // ---- handshake.cpp ----
+  bool peer_is_lower(const Peer& p) const { return p.job != job_hash_ ? p.job < job_hash_ : p.rank < me_; }
+  void start_link(int peer, uint32_t k);
+  void open_link(Conn* c);
   void read_handshake_params();
   void accept_some(Listener* l);
   void make_room(Conn* newcomer);
@@ -222,6 +224,14 @@ class TcpTransport final : public Transport {
   void run_timers_if_due();
   void run_timers(uint64_t now);
 
+  // ---- frames.cpp: messages on open connections (send() too) ----
+  Conn* pick_link(Peer& p);
+  bool flush(Conn* c);
+  int consume(Conn* c, bool discard);
+  int read_ready(Conn* c, bool discard);
+  std::vector<uint8_t> frame_bytes(const FrameHeader& fh, const void* header, size_t header_len, const void* payload,
+                                   size_t payload_len, size_t skip);
+
   Caps caps_;
   int me_ = 0;
   uint64_t job_hash_ = 0;
@@ -234,7 +244,7 @@ class TcpTransport final : public Transport {
   uint64_t next_timer_ns_ = 0;  // when run_timers has something to do (0: nothing)
   bool in_progress_ = false;
   bool finalizing_ = false;
-  Fd epoll_;
+  UniqueFd epoll_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::vector<std::unique_ptr<Conn>> conns_;
   std::vector<Conn*> pending_;  // incoming, not authenticated yet (parked ones excluded), oldest first

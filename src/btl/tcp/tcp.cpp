@@ -6,7 +6,7 @@
 // the first send() to a peer opens one connection, so a job whose ranks talk
 // to a few neighbours holds a few sockets, not size-1.
 //
-// Handshake (handshake.cpp): the connecting rank sends a Hello carrying the
+// Handshake (connection.cpp): the connecting rank sends a Hello carrying the
 // listener's token (which it can only have learned from the listener's
 // card, through PMIx), the job's namespace hash and both ranks; the listener
 // answers Accept with the connector's own token (mutual proof) or Reject.
@@ -42,11 +42,9 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -67,7 +65,7 @@ namespace axon::btl {
 
 namespace tcp {
 
-namespace {
+// ---- settings and counters (internal.h says why they are all here) ------------------
 
 IntParam port_min_param{"AXON_BTL_TCP_PORT_MIN", 0,
                         "Lowest TCP port the transport listens on (0: any port the kernel picks)"};
@@ -86,6 +84,29 @@ IntParam lost_grace_param{"AXON_BTL_TCP_LOST_PEER_GRACE", 5,
                           "were already queued to it end the job then"};
 SizeParam sndbuf_param{"AXON_BTL_TCP_SNDBUF", 0, "Socket send buffer size (0: system default)"};
 SizeParam rcvbuf_param{"AXON_BTL_TCP_RCVBUF", 0, "Socket receive buffer size (0: system default)"};
+BoolParam striping_param{"AXON_BTL_TCP_STRIPING", true,
+                         "Spread the fragments of large messages to a rank on another node over one "
+                         "connection per pair of interfaces on a common subnet, when both ranks have "
+                         "several"};
+BoolParam stripe_local_param{"AXON_BTL_TCP_STRIPE_LOCAL", false,
+                             "Stripe to ranks of this node too, over every address they listen on "
+                             "(lets striping be tested on one machine)"};
+IntParam handshake_timeout_param{"AXON_BTL_TCP_HANDSHAKE_TIMEOUT", 5,
+                                 "Seconds a TCP connection has to complete its handshake: an incoming one "
+                                 "that has not sent a valid handshake by then is closed, an outgoing one that "
+                                 "got no answer is closed and tried again"};
+IntParam connect_timeout_param{"AXON_BTL_TCP_CONNECT_TIMEOUT", 30,
+                               "Seconds a rank keeps trying to connect to a peer (each attempt limited by "
+                               "AXON_BTL_TCP_HANDSHAKE_TIMEOUT) before it ends the job with an error naming "
+                               "the peer"};
+StringParam if_include_param{"AXON_BTL_TCP_IF_INCLUDE", "",
+                             "Comma-separated interfaces (names, shell patterns such as eth*, or "
+                             "CIDR subnets such as 10.0.0.0/8) the TCP transport may use; exclusive "
+                             "with AXON_BTL_TCP_IF_EXCLUDE"};
+StringParam if_exclude_param{"AXON_BTL_TCP_IF_EXCLUDE", "",
+                             "Comma-separated interfaces (names, patterns or CIDR subnets) the TCP "
+                             "transport must not use (default: docker*, virbr*; interfaces that are "
+                             "down are never used)"};
 
 Counter messages_sent{"axon_btl_tcp_messages_sent", Counter::Class::Counter,
                       "Messages this rank handed to TCP connections (eager messages, fragments, "
@@ -98,6 +119,16 @@ Counter bytes_received{"axon_btl_tcp_bytes_received", Counter::Class::Counter,
                        "Bytes (protocol headers included, framing excluded) received over TCP"};
 Counter queue_full{"axon_btl_tcp_queue_full", Counter::Class::Counter,
                    "Sends refused because the connection's send queue was full"};
+Counter striped{"axon_btl_tcp_striped_messages", Counter::Class::Counter,
+                "Fragments sent over a peer's additional connections (striping)"};
+Counter rejected{"axon_btl_tcp_rejected_connections", Counter::Class::Counter,
+                 "Incoming connections closed before they were authenticated: a wrong handshake (garbage, "
+                 "wrong secret or job, malformed header), none within the deadline, or none while too many "
+                 "others waited"};
+Counter retried{"axon_btl_tcp_connect_retries", Counter::Class::Counter,
+                "Connections to a peer tried again after an attempt failed before the peer answered"};
+
+namespace {
 
 // The PMIx key of the card: "axon.btl.tcp.<n>", n counting the openings
 // that publish one (the runtime may be started again, sessions: a key of
@@ -204,65 +235,6 @@ int TcpTransport::connect_peers() {
   return 0;
 }
 
-int TcpTransport::send(int peer, int am_id, const void* header, size_t header_len, const void* payload,
-                       size_t payload_len) {
-  Peer& p = peers_[peer];
-  if (p.failed) {
-    // A peer whose connection broke without a Bye has most likely died,
-    // and its launcher is about to end the job naming it. Failing the
-    // caller now would end this rank first with a secondary error that
-    // hides the cause, so the message waits for the grace period.
-    if (p.lost_at_ns && now_ns() - p.lost_at_ns < lost_grace_ns_) return kAgain;
-    return kIoError;
-  }
-  size_t len = header_len + payload_len;
-  FrameHeader fh{static_cast<uint32_t>(len), static_cast<uint8_t>(am_id), 0, kFrameMagic};
-  Conn* c = p.open;
-  if (c && !p.links.empty() && is_unordered(am_id)) c = pick_link(p);
-  if (!c) {
-    if (p.early_bytes >= queue_limit_ && !p.early.empty()) {
-      queue_full.add();
-      return kAgain;
-    }
-    // A failed attempt is tried again when its back-off ends (run_timers).
-    if (!p.connecting && !p.waiting_for_peer && !p.retry_at_ns && !start_connect(peer)) return kIoError;
-    p.early.push_back(frame_bytes(fh, header, header_len, payload, payload_len, 0));
-    p.early_bytes += p.early.back().size();
-  } else {
-    if (c->out_bytes >= queue_limit_ && !c->out.empty()) {
-      queue_full.add();
-      return kAgain;
-    }
-    size_t written = 0;
-    if (c->out.empty()) {
-      // Straight to the kernel: no copy unless the socket buffer is full.
-      static const uint8_t zeros[8] = {};
-      iovec iov[4] = {{&fh, sizeof fh},
-                      {const_cast<void*>(header), header_len},
-                      {const_cast<void*>(payload), payload_len},
-                      {const_cast<uint8_t*>(zeros), padded(len) - len}};
-      msghdr mh{};
-      mh.msg_iov = iov;
-      mh.msg_iovlen = 4;
-      ssize_t n = sendmsg(c->fd.get(), &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        lost(c, errno);
-        return kIoError;
-      }
-      written = n > 0 ? static_cast<size_t>(n) : 0;
-    }
-    size_t total = sizeof fh + padded(len);
-    if (written < total) {
-      c->out.push_back(frame_bytes(fh, header, header_len, payload, payload_len, written));
-      c->out_bytes += c->out.back().size();
-      want_write(c, true);
-    }
-  }
-  messages_sent.add();
-  bytes_sent.add(len);
-  return kOk;
-}
-
 int TcpTransport::progress() {
   if (in_progress_) return 0;
   in_progress_ = true;
@@ -273,353 +245,7 @@ int TcpTransport::progress() {
   return handled;
 }
 
-// ---- set-up ---------------------------------------------------------------------
-
-int TcpTransport::listen_on(const Interface& i) {
-  int64_t first = port_min_param.get(), range = std::max<int64_t>(1, port_range_param.get());
-  if (first < 0 || first > 65535) {
-    log::error("tcp: AXON_BTL_TCP_PORT_MIN=%lld is not a port number", static_cast<long long>(first));
-    return 1;
-  }
-  if (first == 0) range = 1;
-  int last_error = 0;
-  for (int64_t port = first; port < first + range && port <= 65535; ++port) {
-    Fd fd(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (fd.get() < 0) {
-      log::error("tcp: socket() failed: %s", strerror(errno));
-      return 1;
-    }
-    // Connections of an earlier job to this port (refused strangers
-    // included) may linger in TIME_WAIT; they must not keep us from it.
-    int one = 1;
-    setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = i.addr;
-    sa.sin_port = htons(static_cast<uint16_t>(port));
-    if (bind(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
-      last_error = errno;
-      if (errno == EADDRINUSE || errno == EACCES) continue;
-      break;
-    }
-    if (listen(fd.get(), SOMAXCONN) != 0) {
-      last_error = errno;
-      continue;
-    }
-    socklen_t sl = sizeof sa;
-    getsockname(fd.get(), reinterpret_cast<sockaddr*>(&sa), &sl);
-    auto l = std::make_unique<Listener>();
-    l->is_listener = true;
-    l->iface = i;
-    l->port = sa.sin_port;
-    l->fd = std::move(fd);
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.ptr = static_cast<Pollable*>(l.get());
-    epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, l->fd.get(), &ev);
-    log::debug(2, "tcp: listening on %s (%s)", ip_text(i.addr, l->port).c_str(), i.name.c_str());
-    listeners_.push_back(std::move(l));
-    return 0;
-  }
-  log::error("tcp: cannot listen on %s (%s) at any port in %lld..%lld: %s", ip_text(i.addr, 0).c_str(),
-             i.name.c_str(), static_cast<long long>(first), static_cast<long long>(first + range - 1),
-             strerror(last_error));
-  return 1;
-}
-
-// ---- connections ------------------------------------------------------------------
-
-Conn* TcpTransport::new_conn(int fd, bool outgoing, std::string where) {
-  auto c = std::make_unique<Conn>();
-  c->fd.reset(fd);
-  c->outgoing = outgoing;
-  c->where = std::move(where);
-  c->since_ns = now_ns();
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  if (int64_t v = sndbuf_param.get(); v > 0) {
-    int b = static_cast<int>(v);
-    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &b, sizeof b);
-  }
-  if (int64_t v = rcvbuf_param.get(); v > 0) {
-    int b = static_cast<int>(v);
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &b, sizeof b);
-  }
-  // Until it is authenticated a connection needs room for a handshake only
-  // (strangers may open many); the frame buffer comes with make_open().
-  c->in.resize(sizeof(Hello));
-  epoll_event ev{};
-  ev.events = EPOLLIN;
-  ev.data.ptr = static_cast<Pollable*>(c.get());
-  epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev);
-  conns_.push_back(std::move(c));
-  return conns_.back().get();
-}
-
-void TcpTransport::want_write(Conn* c, bool on) {
-  if (c->want_write == on || c->state == ConnState::Closed) return;
-  c->want_write = on;
-  epoll_event ev{};
-  ev.events = EPOLLIN | (on ? EPOLLOUT : 0u);
-  ev.data.ptr = static_cast<Pollable*>(c);
-  epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, c->fd.get(), &ev);
-}
-
-// Opens a non-blocking connection to addr:port for `peer` as its link
-// `link` (0: the ordered connection) and queues our Hello, which leaves as
-// soon as the socket is writable. nullptr, with the reason in `why`, when
-// the socket or the connect fails at once.
-Conn* TcpTransport::dial(int peer, uint32_t link, uint32_t addr, uint16_t port, std::string* why) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    *why = std::string("socket() failed: ") + strerror(errno);
-    return nullptr;
-  }
-  Conn* c = new_conn(fd, true, ip_text(addr, port));
-  c->peer = peer;
-  c->link = link;
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = addr;
-  sa.sin_port = port;
-  int rc = connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
-  if (rc != 0 && errno != EINPROGRESS) {
-    *why = c->where + ": " + strerror(errno);
-    c->peer = -1;  // never this peer's connection
-    close_conn(c);
-    return nullptr;
-  }
-  c->state = rc == 0 ? ConnState::AwaitAccept : ConnState::Connecting;
-  queue_hello(c, kHello, peer, peers_[peer].token, link);
-  want_write(c, true);
-  arm_timer(c->since_ns + handshake_timeout_ns_);
-  return c;
-}
-
-// `to`: the peer's id here; the Hello names it by its rank in its own job.
-void TcpTransport::queue_hello(Conn* c, HelloKind kind, int to, const uint8_t* token, uint32_t link) {
-  int32_t to_rank = to >= 0 && size_t(to) < peers_.size() && peers_[to].rank >= 0 ? peers_[to].rank : to;
-  Hello h{kHelloMagic, kVersion, kind, kHelloBody, me_, to_rank, link, job_hash_, {}};
-  if (token) std::memcpy(h.token, token, kTokenBytes);
-  std::vector<uint8_t> bytes(sizeof h);
-  std::memcpy(bytes.data(), &h, sizeof h);
-  c->out.push_front(std::move(bytes));  // ahead of any frame
-  c->out_bytes += sizeof h;
-}
-
-void TcpTransport::close_conn(Conn* c) {
-  if (c->state == ConnState::Closed && c->fd.get() < 0) return;
-  if (c->fd.get() >= 0) epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, c->fd.get(), nullptr);
-  c->fd.reset();
-  c->state = ConnState::Closed;
-  c->out.clear();
-  c->out_bytes = 0;
-  drop_pending(c);
-  if (c->peer >= 0) {
-    Peer& p = peers_[c->peer];
-    if (p.open == c) p.open = nullptr;
-    if (p.connecting == c) p.connecting = nullptr;
-    if (c->link > 0 && c->link <= p.links.size() && p.links[c->link - 1] == c) p.links[c->link - 1] = nullptr;
-  }
-}
-
-// A connection that carried (or was about to carry) a peer's messages
-// ended: EOF, reset or a write error. Logged once per peer unless the peer
-// said Bye first or we are finalizing. Our own connection that ends before
-// its answer came carried nothing yet: it is tried again.
-void TcpTransport::lost(Conn* c, int err) {
-  int peer = c->peer;
-  if (peer >= 0 && c->outgoing && c->link == 0 && peers_[peer].connecting == c &&
-      (c->state == ConnState::Connecting || c->state == ConnState::AwaitAccept)) {
-    handshake_failed(c, err ? strerror(err) : "closed by the other end before it answered");
-    return;
-  }
-  // A striping link that never opened carried nothing: its end loses nothing.
-  bool mine = peer >= 0 && (peers_[peer].open == c || peers_[peer].connecting == c ||
-                            (c->link > 0 && c->state == ConnState::Open));
-  bool was_open = c->state == ConnState::Open;
-  bool orderly = c->bye || finalizing_;
-  std::string where = c->where;
-  size_t unsent = c->out_bytes;
-  close_conn(c);
-  if (!mine) return;
-  Peer& p = peers_[peer];
-  p.failed = true;
-  if (orderly) {
-    log::debug(2, "tcp: rank %d closed its connection after finishing", peer);
-    return;
-  }
-  if (!p.lost_at_ns) p.lost_at_ns = now_ns();
-  // Messages the PML counts as sent that can no longer leave: if the
-  // launcher does not end the job for the peer's death within the grace
-  // period, this rank does (run_timers), rather than wait for replies forever.
-  p.undelivered += unsent + p.early_bytes;
-  if (p.undelivered) arm_timer(p.lost_at_ns + lost_grace_ns_);
-  if (p.lost_logged) return;
-  p.lost_logged = true;
-  log::warn("tcp: connection to rank %d (%s) %s%s%s; messages to it will fail in %llu s", peer, where.c_str(),
-            was_open ? "lost" : "closed during the handshake", err ? ": " : " (closed by the peer)",
-            err ? strerror(err) : "", static_cast<unsigned long long>(lost_grace_ns_ / 1000000000ull));
-}
-
-// Sends what c has queued; false when the connection broke.
-bool TcpTransport::flush(Conn* c) {
-  while (!c->out.empty()) {
-    iovec iov[16];
-    int n = 0;
-    for (auto it = c->out.begin(); it != c->out.end() && n < 16; ++it, ++n) {
-      size_t skip = n == 0 ? c->out_offset : 0;
-      iov[n] = {it->data() + skip, it->size() - skip};
-    }
-    msghdr mh{};
-    mh.msg_iov = iov;
-    mh.msg_iovlen = static_cast<size_t>(n);
-    ssize_t w = sendmsg(c->fd.get(), &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-      lost(c, errno);
-      return false;
-    }
-    size_t left = static_cast<size_t>(w);
-    c->out_bytes -= left;
-    while (left > 0) {
-      size_t rest = c->out.front().size() - c->out_offset;
-      if (left >= rest) {
-        left -= rest;
-        c->out.pop_front();
-        c->out_offset = 0;
-      } else {
-        c->out_offset += left;
-        left = 0;
-      }
-    }
-  }
-  want_write(c, !c->out.empty());
-  return true;
-}
-
-// c now carries the messages to its peer: whatever was sent before goes first.
-void TcpTransport::make_open(Conn* c) {
-  Peer& p = peers_[c->peer];
-  c->state = ConnState::Open;
-  c->in.resize(2 * (sizeof(FrameHeader) + padded(max_frame_)));
-  p.open = c;
-  p.waiting_for_peer = false;
-  p.attempts = 0;
-  p.first_attempt_ns = 0;
-  p.retry_at_ns = 0;
-  for (auto& f : p.early) {
-    c->out_bytes += f.size();
-    c->out.push_back(std::move(f));
-  }
-  p.early.clear();
-  p.early_bytes = 0;
-  log::debug(2, "tcp: connected to rank %d (%s, %s)", c->peer, c->where.c_str(), c->outgoing ? "ours" : "theirs");
-  int peer = c->peer;
-  bool ours = c->outgoing;
-  flush(c);
-  // The rank whose ordered connection won opens the striping links, so
-  // they never cross.
-  if (ours)
-    for (uint32_t k = 1; k <= peers_[peer].extra.size(); ++k) start_link(peer, k);
-}
-
-// Consumes received bytes; returns the number of messages handled.
-int TcpTransport::consume(Conn* c, bool discard) {
-  int handled = 0;
-  size_t pos = 0;
-  while (c->state != ConnState::Closed) {
-    bool handshake = c->state == ConnState::AwaitHello || c->state == ConnState::AwaitAccept;
-    if (!handshake && c->state != ConnState::Open) break;
-    const uint8_t* p = c->in.data() + pos;
-    Parsed next = parse_next(handshake, p, c->in_len - pos, max_frame_, kMaxAmIds);
-    if (next.kind == Parsed::NeedMore) break;
-    if (next.kind == Parsed::Bad) {
-      if (c->state == ConnState::AwaitHello) {
-        refuse(c, Refusal::BadHandshake, next.why);
-      } else if (handshake) {
-        handshake_failed(c, std::string("its answer is no handshake: ") + next.why);
-      } else {
-        log::error("tcp: malformed message header from rank %d (length %u, id %u); closing the connection",
-                   c->peer, next.frame.length, next.frame.am_id);
-        lost(c, 0);
-      }
-      break;
-    }
-    pos += next.consumed;
-    if (next.kind == Parsed::Handshake) {
-      if (c->state == ConnState::AwaitHello) on_hello(c, next.hello);
-      else on_answer(c, next.hello);
-      ++handled;
-      continue;
-    }
-    const FrameHeader& fh = next.frame;
-    if (fh.flags & kFlagBye) {
-      c->bye = true;
-      continue;
-    }
-    if (!discard) {
-      messages_received.add();
-      bytes_received.add(fh.length);
-      handler(fh.am_id)(c->peer, p + sizeof fh, fh.length);
-    }
-    ++handled;
-  }
-  if (c->state == ConnState::Closed) {
-    c->in_len = 0;
-  } else if (pos > 0) {
-    std::memmove(c->in.data(), c->in.data() + pos, c->in_len - pos);
-    c->in_len -= pos;
-  }
-  return handled;
-}
-
-int TcpTransport::read_ready(Conn* c, bool discard) {
-  int handled = 0;
-  for (int rounds = 0; rounds < 16 && c->state != ConnState::Closed; ++rounds) {
-    // A connection still in its handshake reads no further than its
-    // handshake record: what follows is read into the frame buffer.
-    size_t room = c->in.size() - c->in_len;
-    if (c->state == ConnState::AwaitHello || c->state == ConnState::AwaitAccept)
-      room = sizeof(Hello) > c->in_len ? sizeof(Hello) - c->in_len : 0;
-    if (room == 0) break;
-    ssize_t n = recv(c->fd.get(), c->in.data() + c->in_len, room, MSG_DONTWAIT);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    if (n <= 0) {
-      int err = n < 0 ? errno : 0;
-      if (c->state == ConnState::AwaitHello) {
-        log::debug(2, "tcp: %s closed before its handshake", c->where.c_str());
-        close_conn(c);
-      } else {
-        lost(c, err);
-      }
-      break;
-    }
-    c->got_bytes = true;
-    c->in_len += static_cast<size_t>(n);
-    handled += consume(c, discard);
-  }
-  return handled;
-}
-
-void TcpTransport::finish_connect(Conn* c) {
-  int err = 0;
-  socklen_t sl = sizeof err;
-  getsockopt(c->fd.get(), SOL_SOCKET, SO_ERROR, &err, &sl);
-  if (err && c->link > 0) {  // a striping link: the ordered connection carries on alone
-    log::debug(1, "tcp: no striping link %u to rank %d at %s: %s", c->link, c->peer, c->where.c_str(),
-               strerror(err));
-    close_conn(c);
-    return;
-  }
-  if (err) {
-    handshake_failed(c, strerror(err));
-    return;
-  }
-  c->state = ConnState::AwaitAccept;
-}
+// ---- the progress loop ------------------------------------------------------------
 
 int TcpTransport::poll_once(bool discard) {
   epoll_event events[32];
@@ -645,16 +271,6 @@ int TcpTransport::poll_once(bool discard) {
 
 void TcpTransport::reap() {
   std::erase_if(conns_, [](const std::unique_ptr<Conn>& c) { return c->state == ConnState::Closed; });
-}
-
-std::vector<uint8_t> TcpTransport::frame_bytes(const FrameHeader& fh, const void* header, size_t header_len,
-                                               const void* payload, size_t payload_len, size_t skip) {
-  std::vector<uint8_t> b(sizeof fh + padded(fh.length), 0);
-  std::memcpy(b.data(), &fh, sizeof fh);
-  if (header_len) std::memcpy(b.data() + sizeof fh, header, header_len);
-  if (payload_len) std::memcpy(b.data() + sizeof fh + header_len, payload, payload_len);
-  if (skip) b.erase(b.begin(), b.begin() + static_cast<ptrdiff_t>(skip));
-  return b;
 }
 
 // MPI_Finalize: everything queued must still leave (a peer may be waiting

@@ -1,8 +1,17 @@
-// btl/tcp: connections before they are authenticated (docs/tcp.md,
-// "Connections and the handshake", docs/security.md).
+// btl/tcp: a connection's life, from the socket to its close (docs/tcp.md,
+// "Connections and the handshake", "End of the job and lost peers",
+// docs/security.md).
 //
-// Listening side. Anyone who can reach a port can connect, so nothing a
-// stranger does may cost a real peer its connection:
+// A connection is dialled by us (dial: non-blocking connect, our Hello
+// queued ahead of everything) or accepted; it carries nothing of a peer's
+// until its handshake is done, then make_open() puts it in the peer's place
+// and sends what waited for it. It ends orderly (the peer's Bye, our
+// finalize) or is lost (lost(): logged once, messages to the peer fail
+// after the grace period).
+//
+// Listening side, before a connection is authenticated. Anyone who can
+// reach a port can connect, so nothing a stranger does may cost a real peer
+// its connection:
 // * a newly accepted connection is read at once: a peer's Hello is almost
 //   always there by then, and it is settled before anything else is accepted;
 // * unauthenticated connections are capped (in all and per source address);
@@ -20,6 +29,7 @@
 // AXON_BTL_TCP_CONNECT_TIMEOUT ends the job with a message that names it.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
@@ -40,22 +50,6 @@ namespace axon::btl::tcp {
 
 namespace {
 
-IntParam handshake_timeout_param{"AXON_BTL_TCP_HANDSHAKE_TIMEOUT", 5,
-                                 "Seconds a TCP connection has to complete its handshake: an incoming one "
-                                 "that has not sent a valid handshake by then is closed, an outgoing one that "
-                                 "got no answer is closed and tried again"};
-IntParam connect_timeout_param{"AXON_BTL_TCP_CONNECT_TIMEOUT", 30,
-                               "Seconds a rank keeps trying to connect to a peer (each attempt limited by "
-                               "AXON_BTL_TCP_HANDSHAKE_TIMEOUT) before it ends the job with an error naming "
-                               "the peer"};
-
-Counter rejected{"axon_btl_tcp_rejected_connections", Counter::Class::Counter,
-                 "Incoming connections closed before they were authenticated: a wrong handshake (garbage, "
-                 "wrong secret or job, malformed header), none within the deadline, or none while too many "
-                 "others waited"};
-Counter retried{"axon_btl_tcp_connect_retries", Counter::Class::Counter,
-                "Connections to a peer tried again after an attempt failed before the peer answered"};
-
 constexpr size_t kMaxPending = 64;           // unauthenticated incoming connections kept at once ...
 constexpr size_t kMaxPendingPerSource = 32;  // ... and from one address
 constexpr uint64_t kIdleEvictNs = 100ull * 1000000;  // an idle connection this old may make room
@@ -68,6 +62,184 @@ const char* const kRefusalNames[] = {"a bad handshake", "no handshake while too 
                                      "no handshake in time"};
 
 }  // namespace
+
+// ---- a connection -----------------------------------------------------------------
+
+Conn* TcpTransport::new_conn(int fd, bool outgoing, std::string where) {
+  auto c = std::make_unique<Conn>();
+  c->fd.reset(fd);
+  c->outgoing = outgoing;
+  c->where = std::move(where);
+  c->since_ns = now_ns();
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  if (int64_t v = sndbuf_param.get(); v > 0) {
+    int b = static_cast<int>(v);
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &b, sizeof b);
+  }
+  if (int64_t v = rcvbuf_param.get(); v > 0) {
+    int b = static_cast<int>(v);
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &b, sizeof b);
+  }
+  // Until it is authenticated a connection needs room for a handshake only
+  // (strangers may open many); the frame buffer comes with make_open().
+  c->in.resize(sizeof(Hello));
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.ptr = static_cast<Pollable*>(c.get());
+  epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev);
+  conns_.push_back(std::move(c));
+  return conns_.back().get();
+}
+
+void TcpTransport::want_write(Conn* c, bool on) {
+  if (c->want_write == on || c->state == ConnState::Closed) return;
+  c->want_write = on;
+  epoll_event ev{};
+  ev.events = EPOLLIN | (on ? EPOLLOUT : 0u);
+  ev.data.ptr = static_cast<Pollable*>(c);
+  epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, c->fd.get(), &ev);
+}
+
+// Opens a non-blocking connection to addr:port for `peer` as its link
+// `link` (0: the ordered connection) and queues our Hello, which leaves as
+// soon as the socket is writable. nullptr, with the reason in `why`, when
+// the socket or the connect fails at once.
+Conn* TcpTransport::dial(int peer, uint32_t link, uint32_t addr, uint16_t port, std::string* why) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    *why = std::string("socket() failed: ") + strerror(errno);
+    return nullptr;
+  }
+  Conn* c = new_conn(fd, true, ip_text(addr, port));
+  c->peer = peer;
+  c->link = link;
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = addr;
+  sa.sin_port = port;
+  int rc = connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+  if (rc != 0 && errno != EINPROGRESS) {
+    *why = c->where + ": " + strerror(errno);
+    c->peer = -1;  // never this peer's connection
+    close_conn(c);
+    return nullptr;
+  }
+  c->state = rc == 0 ? ConnState::AwaitAccept : ConnState::Connecting;
+  queue_hello(c, kHello, peer, peers_[peer].token, link);
+  want_write(c, true);
+  arm_timer(c->since_ns + handshake_timeout_ns_);
+  return c;
+}
+
+// `to`: the peer's id here; the Hello names it by its rank in its own job.
+void TcpTransport::queue_hello(Conn* c, HelloKind kind, int to, const uint8_t* token, uint32_t link) {
+  int32_t to_rank = to >= 0 && size_t(to) < peers_.size() && peers_[to].rank >= 0 ? peers_[to].rank : to;
+  Hello h{kHelloMagic, kVersion, kind, kHelloBody, me_, to_rank, link, job_hash_, {}};
+  if (token) std::memcpy(h.token, token, kTokenBytes);
+  std::vector<uint8_t> bytes(sizeof h);
+  std::memcpy(bytes.data(), &h, sizeof h);
+  c->out.push_front(std::move(bytes));  // ahead of any frame
+  c->out_bytes += sizeof h;
+}
+
+void TcpTransport::finish_connect(Conn* c) {
+  int err = 0;
+  socklen_t sl = sizeof err;
+  getsockopt(c->fd.get(), SOL_SOCKET, SO_ERROR, &err, &sl);
+  if (err && c->link > 0) {  // a striping link: the ordered connection carries on alone
+    log::debug(1, "tcp: no striping link %u to rank %d at %s: %s", c->link, c->peer, c->where.c_str(),
+               strerror(err));
+    close_conn(c);
+    return;
+  }
+  if (err) {
+    handshake_failed(c, strerror(err));
+    return;
+  }
+  c->state = ConnState::AwaitAccept;
+}
+
+// c now carries the messages to its peer: whatever was sent before goes first.
+void TcpTransport::make_open(Conn* c) {
+  Peer& p = peers_[c->peer];
+  c->state = ConnState::Open;
+  c->in.resize(2 * (sizeof(FrameHeader) + padded(max_frame_)));
+  p.open = c;
+  p.waiting_for_peer = false;
+  p.attempts = 0;
+  p.first_attempt_ns = 0;
+  p.retry_at_ns = 0;
+  for (auto& f : p.early) {
+    c->out_bytes += f.size();
+    c->out.push_back(std::move(f));
+  }
+  p.early.clear();
+  p.early_bytes = 0;
+  log::debug(2, "tcp: connected to rank %d (%s, %s)", c->peer, c->where.c_str(), c->outgoing ? "ours" : "theirs");
+  int peer = c->peer;
+  bool ours = c->outgoing;
+  flush(c);
+  // The rank whose ordered connection won opens the striping links, so
+  // they never cross.
+  if (ours)
+    for (uint32_t k = 1; k <= peers_[peer].extra.size(); ++k) start_link(peer, k);
+}
+
+void TcpTransport::close_conn(Conn* c) {
+  if (c->state == ConnState::Closed && c->fd.get() < 0) return;
+  if (c->fd.get() >= 0) epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, c->fd.get(), nullptr);
+  c->fd.reset();
+  c->state = ConnState::Closed;
+  c->out.clear();
+  c->out_bytes = 0;
+  drop_pending(c);
+  if (c->peer >= 0) {
+    Peer& p = peers_[c->peer];
+    if (p.open == c) p.open = nullptr;
+    if (p.connecting == c) p.connecting = nullptr;
+    if (c->link > 0 && c->link <= p.links.size() && p.links[c->link - 1] == c) p.links[c->link - 1] = nullptr;
+  }
+}
+
+// A connection that carried (or was about to carry) a peer's messages
+// ended: EOF, reset or a write error. Logged once per peer unless the peer
+// said Bye first or we are finalizing. Our own connection that ends before
+// its answer came carried nothing yet: it is tried again.
+void TcpTransport::lost(Conn* c, int err) {
+  int peer = c->peer;
+  if (peer >= 0 && c->outgoing && c->link == 0 && peers_[peer].connecting == c &&
+      (c->state == ConnState::Connecting || c->state == ConnState::AwaitAccept)) {
+    handshake_failed(c, err ? strerror(err) : "closed by the other end before it answered");
+    return;
+  }
+  // A striping link that never opened carried nothing: its end loses nothing.
+  bool mine = peer >= 0 && (peers_[peer].open == c || peers_[peer].connecting == c ||
+                            (c->link > 0 && c->state == ConnState::Open));
+  bool was_open = c->state == ConnState::Open;
+  bool orderly = c->bye || finalizing_;
+  std::string where = c->where;
+  size_t unsent = c->out_bytes;
+  close_conn(c);
+  if (!mine) return;
+  Peer& p = peers_[peer];
+  p.failed = true;
+  if (orderly) {
+    log::debug(2, "tcp: rank %d closed its connection after finishing", peer);
+    return;
+  }
+  if (!p.lost_at_ns) p.lost_at_ns = now_ns();
+  // Messages the PML counts as sent that can no longer leave: if the
+  // launcher does not end the job for the peer's death within the grace
+  // period, this rank does (run_timers), rather than wait for replies forever.
+  p.undelivered += unsent + p.early_bytes;
+  if (p.undelivered) arm_timer(p.lost_at_ns + lost_grace_ns_);
+  if (p.lost_logged) return;
+  p.lost_logged = true;
+  log::warn("tcp: connection to rank %d (%s) %s%s%s; messages to it will fail in %llu s", peer, where.c_str(),
+            was_open ? "lost" : "closed during the handshake", err ? ": " : " (closed by the peer)",
+            err ? strerror(err) : "", static_cast<unsigned long long>(lost_grace_ns_ / 1000000000ull));
+}
 
 void TcpTransport::read_handshake_params() {
   handshake_timeout_ns_ = static_cast<uint64_t>(std::max<int64_t>(1, handshake_timeout_param.get())) * 1000000000ull;
@@ -360,6 +532,29 @@ void TcpTransport::give_up(int peer, const std::string& why) {
                 peer, why.c_str(), tried, p.attempts + 1, queued);
   log::error("%s; ending the job", message);
   rte::abort_job(1, message);
+}
+
+// ---- striping links ----------------------------------------------------------------
+
+// A striping connection from us; it carries nothing until accepted.
+void TcpTransport::start_link(int peer, uint32_t k) {
+  Peer& p = peers_[peer];
+  const Peer::Address& a = p.extra[k - 1];
+  std::string why;
+  if (!dial(peer, k, a.addr, a.port, &why))
+    log::debug(1, "tcp: no striping link %u to rank %d: %s", k, peer, why.c_str());
+}
+
+void TcpTransport::open_link(Conn* c) {
+  Peer& p = peers_[c->peer];
+  if (p.links.size() < c->link) p.links.resize(c->link, nullptr);
+  p.links[c->link - 1] = c;
+  p.pass.resize(p.links.size() + 1, 0);
+  // Start level with the busiest connection so the new one takes its share, not a burst.
+  p.pass[c->link] = *std::max_element(p.pass.begin(), p.pass.end());
+  c->state = ConnState::Open;
+  log::debug(2, "tcp: striping link %u to rank %d open (%s)", c->link, c->peer, c->where.c_str());
+  flush(c);
 }
 
 // ---- deadlines --------------------------------------------------------------------

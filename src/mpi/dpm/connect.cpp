@@ -1,7 +1,6 @@
-// Dynamic processes (MPI-4.1 chapter 11): ports, MPI_Comm_accept /
-// MPI_Comm_connect, MPI_Comm_join, MPI_Comm_spawn[_multiple], the parent
-// that MPI_Comm_get_parent returns (the entry point and MPI_Comm_disconnect
-// are in src/mpi/communicator.cpp) and the name service. See docs/dpm.md.
+// Dynamic processes: the meeting of two groups (MPI_Comm_accept /
+// MPI_Comm_connect, MPI_Comm_join, and MPI_Intercomm_create between groups
+// of two jobs). See docs/dpm.md; ports are in port.cpp, spawn in spawn.cpp.
 //
 // Two groups meet through their roots over one TCP socket (a port's
 // listening socket, or the user's socket for MPI_Comm_join). Over it the
@@ -16,18 +15,13 @@
 // the bridge between the two groups.
 //
 // Every member then names each remote process: a process of its own job by
-// its world rank, any other by a foreign id (rte::proc_id) that btl::add_peer
+// its world rank, any other by a foreign id (rte::proc_id) that pml::add_peer
 // routes over tcp (opened on first use when the job did not open it), and the
 // intercommunicator is built like MPI_Intercomm_create's.
-#include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <sys/random.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -46,55 +40,23 @@
 #include "mpi/communicator.h"
 #include "mpi/context_id.h"
 #include "mpi/dpm.h"
+#include "mpi/dpm/internal.h"
 #include "mpi/info.h"
 #include "rte/rte.h"
 
-namespace axon::mpi {
-
-namespace {
+namespace axon::mpi::dpm {
 
 IntParam timeout_param{"AXON_DPM_TIMEOUT", 60,
                        "Seconds MPI_Comm_connect waits for an MPI_Comm_accept on the port (then "
                        "MPI_ERR_PORT), and MPI_Comm_spawn for its children to start and connect "
                        "(then MPI_ERR_SPAWN); the info key \"timeout\" overrides it for one call"};
 
-StringParam parent_port_param{"AXON_DPM_PARENT_PORT", "",
-                              "Set by MPI_Comm_spawn in its children's environment (not by users): the "
-                              "parent's port, which MPI_Init connects to (MPI_Comm_get_parent)"};
+namespace {
 
 constexpr uint32_t kMeetMagic = 0x41584450;  // "AXDP"
 constexpr uint16_t kMeetVersion = 1;
-constexpr int kTokenBytes = 16;
-constexpr uint32_t kMaxMessage = 64u << 20;
-constexpr const char* kPortPrefix = "axon-port";
 
-// ---- sockets, driven while the PML progresses ----------------------------------
-
-class Socket {
- public:
-  Socket() = default;
-  explicit Socket(int fd, bool owned = true) : fd_(fd), owned_(owned) {}
-  Socket(const Socket&) = delete;
-  Socket& operator=(const Socket&) = delete;
-  Socket(Socket&& o) noexcept : fd_(o.fd_), owned_(o.owned_) { o.fd_ = -1; }
-  Socket& operator=(Socket&& o) noexcept {
-    reset();
-    fd_ = o.fd_;
-    owned_ = o.owned_;
-    o.fd_ = -1;
-    return *this;
-  }
-  ~Socket() { reset(); }
-  int get() const { return fd_; }
-  void reset() {
-    if (fd_ >= 0 && owned_) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-  bool owned_ = true;  // MPI_Comm_join's socket belongs to the user
-};
+// ---- the socket between the roots, driven while the PML progresses ------------------
 
 uint64_t deadline_after(double seconds) {
   if (seconds <= 0) return 0;  // none
@@ -106,7 +68,7 @@ bool expired(uint64_t deadline) { return deadline != 0 && now_ns() > deadline; }
 // 0 deadline passed, -1 error.
 int wait_fd(int fd, short events, uint64_t deadline) {
   int result = 0;
-  pml::wait_until([&] {
+  progress::wait_until([&] {
     pollfd p{fd, events, 0};
     int n = ::poll(&p, 1, 0);
     if (n > 0) {
@@ -172,145 +134,10 @@ int recv_msg(int fd, std::vector<uint8_t>* m, uint64_t deadline) {
   return recv_all(fd, m->data(), len, deadline);
 }
 
-std::string hex(const uint8_t* b, size_t n) {
-  static const char* digits = "0123456789abcdef";
-  std::string s;
-  for (size_t i = 0; i < n; ++i) {
-    s += digits[b[i] >> 4];
-    s += digits[b[i] & 15];
-  }
-  return s;
-}
-
-bool unhex(const std::string& s, uint8_t* out, size_t n) {
-  if (s.size() != 2 * n) return false;
-  for (size_t i = 0; i < n; ++i) {
-    unsigned v = 0;
-    if (sscanf(s.c_str() + 2 * i, "%2x", &v) != 1) return false;
-    if (!isxdigit(static_cast<unsigned char>(s[2 * i])) || !isxdigit(static_cast<unsigned char>(s[2 * i + 1])))
-      return false;
-    out[i] = static_cast<uint8_t>(v);
-  }
-  return true;
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (;;) {
-    size_t k = s.find(sep, start);
-    out.push_back(s.substr(start, k == std::string::npos ? std::string::npos : k - start));
-    if (k == std::string::npos) return out;
-    start = k + 1;
-  }
-}
-
-// ---- ports ------------------------------------------------------------------------
-//
-// A port name: "axon-port:<tcp port>:<token>:<host name>:<addr>,<addr>,..."
-// — the listening socket's port, a random 128-bit token the connecting root
-// must present, the host, and every IPv4 address of an interface that is up
-// (the socket listens on all of them).
-
-struct Port {
-  std::string name;
-  Socket listener;
-  uint8_t token[kTokenBytes] = {};
-};
-// Under the PML lock. Shared: a thread accepting on a port keeps it (its
-// listener and token) while other threads open and close ports, which moves
-// the list's entries (MPI_Comm_spawn from several threads at once).
-std::vector<std::shared_ptr<Port>> open_ports;
-
-std::shared_ptr<Port> find_port(const char* name) {
-  for (const auto& p : open_ports)
-    if (p->name == name) return p;
-  return nullptr;
-}
-
-// Removes the port from the list (an accept still running on it keeps its
-// listener until it returns); false when no open port has that name.
-bool close_port(const std::string& name) {
-  pml::Guard guard;
-  for (size_t i = 0; i < open_ports.size(); ++i)
-    if (open_ports[i]->name == name) {
-      open_ports.erase(open_ports.begin() + static_cast<long>(i));
-      return true;
-    }
-  return false;
-}
-
-struct PortAddress {
-  uint16_t port = 0;  // host order
-  uint8_t token[kTokenBytes] = {};
-  std::string host;
-  std::vector<uint32_t> addrs;  // network order, in the order to try
-};
-
-bool parse_port(const char* name, PortAddress* out) {
-  if (!name || strnlen(name, MPI_MAX_PORT_NAME) >= MPI_MAX_PORT_NAME) return false;
-  std::vector<std::string> f = split(name, ':');
-  if (f.size() != 5 || f[0] != kPortPrefix) return false;
-  char* end = nullptr;
-  long port = strtol(f[1].c_str(), &end, 10);
-  if (f[1].empty() || *end || port <= 0 || port > 65535) return false;
-  out->port = static_cast<uint16_t>(port);
-  if (!unhex(f[2], out->token, kTokenBytes)) return false;
-  out->host = f[3];
-  bool same_host = out->host == rte::job().hostname;
-  std::vector<uint32_t> loopback;
-  for (const std::string& a : split(f[4], ',')) {
-    in_addr ia{};
-    if (inet_pton(AF_INET, a.c_str(), &ia) != 1) return false;
-    if ((ntohl(ia.s_addr) >> 24) == 127) loopback.push_back(ia.s_addr);
-    else out->addrs.push_back(ia.s_addr);
-  }
-  // The loopback address reaches the port only from its own host: tried
-  // first there, never elsewhere.
-  if (same_host) out->addrs.insert(out->addrs.begin(), loopback.begin(), loopback.end());
-  return !out->addrs.empty();
-}
-
-int open_port(std::string* name) {
-  Socket s(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (s.get() < 0) return MPI_ERR_OTHER;
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_ANY);
-  if (::bind(s.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::listen(s.get(), 64) != 0)
-    return MPI_ERR_OTHER;
-  socklen_t sl = sizeof sa;
-  getsockname(s.get(), reinterpret_cast<sockaddr*>(&sa), &sl);
-  auto port = std::make_shared<Port>();
-  Port& p = *port;
-  if (getrandom(p.token, sizeof p.token, 0) != static_cast<ssize_t>(sizeof p.token)) return MPI_ERR_OTHER;
-  std::string addrs;
-  ifaddrs* list = nullptr;
-  if (getifaddrs(&list) == 0) {
-    for (ifaddrs* i = list; i; i = i->ifa_next) {
-      if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP)) continue;
-      char buf[INET_ADDRSTRLEN];
-      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, buf, sizeof buf);
-      std::string one = buf;
-      if (addrs.size() + one.size() + 300 > MPI_MAX_PORT_NAME) break;  // the name must fit
-      addrs += (addrs.empty() ? "" : ",") + one;
-    }
-    freeifaddrs(list);
-  }
-  if (addrs.empty()) addrs = "127.0.0.1";
-  p.name = std::string(kPortPrefix) + ":" + std::to_string(ntohs(sa.sin_port)) + ":" + hex(p.token, kTokenBytes) +
-           ":" + rte::job().hostname + ":" + addrs;
-  if (p.name.size() >= MPI_MAX_PORT_NAME) return MPI_ERR_OTHER;
-  p.listener = std::move(s);
-  *name = p.name;
-  open_ports.push_back(std::move(port));
-  return MPI_SUCCESS;
-}
-
 // Connects to the port within the deadline: MPI_ERR_PORT when nobody listens.
-int dial_port(const PortAddress& a, uint64_t deadline, Socket* out) {
+int dial_port(const PortAddress& a, uint64_t deadline, UniqueFd* out) {
   for (uint32_t addr : a.addrs) {
-    Socket s(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    UniqueFd s(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (s.get() < 0) return MPI_ERR_OTHER;
     sockaddr_in sa{};
     sa.sin_family = AF_INET;
@@ -361,8 +188,8 @@ int describe_self(Entry* e) {
   snprintf(e->host, sizeof e->host, "%s", job.hostname.c_str());
   e->rank = job.rank;
   std::vector<uint8_t> card;
-  pml::Guard guard;
-  if (btl::open_dynamic() != 0 || !btl::card(&card) || card.size() > sizeof e->card) return MPI_ERR_INTERN;
+  progress::Guard guard;
+  if (!pml::local_card(&card) || card.size() > sizeof e->card) return MPI_ERR_INTERN;
   e->card_len = static_cast<uint32_t>(card.size());
   std::memcpy(e->card, card.data(), card.size());
   return MPI_SUCCESS;
@@ -373,7 +200,7 @@ int describe_self(Entry* e) {
 int learn_group(const std::vector<uint8_t>& desc, std::vector<int>* ids) {
   if (desc.empty() || desc.size() % sizeof(Entry) != 0) return MPI_ERR_INTERN;
   size_t n = desc.size() / sizeof(Entry);
-  pml::Guard guard;
+  progress::Guard guard;
   for (size_t i = 0; i < n; ++i) {
     Entry e;
     std::memcpy(&e, desc.data() + i * sizeof e, sizeof e);
@@ -383,7 +210,7 @@ int learn_group(const std::vector<uint8_t>& desc, std::vector<int>* ids) {
     int id = rte::proc_id(e.nspace, e.rank, e.host);
     if (rte::is_foreign(id)) {
       std::vector<uint8_t> card(e.card, e.card + e.card_len);
-      if (btl::add_peer(id, card) != 0) {
+      if (pml::add_peer(id, card) != MPI_SUCCESS) {
         log::error("cannot reach process %d of job %s on %s over tcp", e.rank, e.nspace, e.host);
         return MPI_ERR_INTERN;
       }
@@ -410,7 +237,7 @@ int and_both(Comm* lc, int root, const std::vector<int>& members, int me, int ta
     MaskAllreduce reduce(&lc->coll, members, me, tag);
     reduce.start(std::move(*w));
     bool done = false;
-    pml::wait_until([&] { return done || (done = reduce.step()); });
+    progress::wait_until([&] { return done || (done = reduce.step()); });
     *w = reduce.result();
     return reduce.error();
   };
@@ -443,7 +270,7 @@ int agree_pair_both(Comm* lc, int root, const std::vector<int>& members, int me,
   for (;;) {
     ContextMask candidates;
     {
-      pml::Guard guard;
+      progress::Guard guard;
       candidates = context_candidates();
     }
     std::vector<uint64_t> words(candidates.begin(), candidates.end());
@@ -454,13 +281,13 @@ int agree_pair_both(Comm* lc, int root, const std::vector<int>& members, int me,
     bool reserved = false;
     int candidate;
     {
-      pml::Guard guard;
+      progress::Guard guard;
       candidate = context_try_reserve(agreed, &reserved);
     }
     if (candidate < 0) return MPI_ERR_PORT;  // the roots' socket broke (or no id is free anywhere)
     std::vector<uint64_t> flag{reserved ? uint64_t{1} : uint64_t{0}};
     rc = and_both(lc, root, members, me, tag, b, &flag);
-    pml::Guard guard;
+    progress::Guard guard;
     if (rc == MPI_SUCCESS && flag[0] == 1) {
       context_commit(candidate);
       *pair = candidate;
@@ -545,7 +372,7 @@ int meet(Comm* lc, int root, Role role, const uint8_t* token, Bridge* b, Comm** 
   int pair = -1;
   rc = agree_pair_both(lc, root, members, me, tag, b, &pair);
   if (rc != MPI_SUCCESS) {
-    pml::Guard guard;
+    progress::Guard guard;
     context_release(local_pair);
     return rc;
   }
@@ -555,22 +382,16 @@ int meet(Comm* lc, int root, Role role, const uint8_t* token, Bridge* b, Comm** 
   return MPI_SUCCESS;
 }
 
-double timeout_of(MPI_Info info) {
-  double t = static_cast<double>(timeout_param.get());
-  if (Info* i = info_from_handle(info)) t = static_cast<double>(info_get_int(i, "timeout", static_cast<long long>(t)));
-  return t;
-}
-
 // Accepting root: waits for a connecting root that presents the port's
 // token (others are turned away), reading each candidate's Hello within a
 // few seconds. Returns the socket in b->fd.
-int accept_on(const Port* port, uint64_t deadline, Socket* conn) {
+int accept_on(const Port* port, uint64_t deadline, UniqueFd* conn) {
   for (;;) {
     int ready = wait_fd(port->listener.get(), POLLIN, deadline);
     if (ready != 1) return MPI_ERR_PORT;
     int fd = ::accept4(port->listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) continue;
-    Socket s(fd);
+    UniqueFd s(fd);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     std::vector<uint8_t> hello;
@@ -591,6 +412,30 @@ int accept_on(const Port* port, uint64_t deadline, Socket* conn) {
   }
 }
 
+// The leaders' swap over the bridge of MPI_Intercomm_create (pml).
+int bridge_swap(const TwoGroups& t, const void* mine, size_t my_bytes, void* theirs, size_t their_bytes) {
+  pml::Request* s = nullptr;
+  int rc = pml::isend(mine, static_cast<MPI_Count>(my_bytes), bytes_type(), t.bridge_peer, t.bridge_tag, t.bridge,
+                      pml::SendMode::Standard, &s);
+  if (rc != MPI_SUCCESS) return rc;
+  pml::Request status;
+  rc = pml::recv(theirs, static_cast<MPI_Count>(their_bytes), bytes_type(), t.bridge_peer, t.bridge_tag, t.bridge,
+                 &status);
+  pml::wait(s);
+  progress::Guard guard;
+  if (rc == MPI_SUCCESS) rc = s->error;
+  pml::request_release(s);
+  return rc;
+}
+
+}  // namespace
+
+double timeout_of(MPI_Info info) {
+  double t = static_cast<double>(timeout_param.get());
+  if (Info* i = info_from_handle(info)) t = static_cast<double>(info_get_int(i, "timeout", static_cast<long long>(t)));
+  return t;
+}
+
 // The arguments every rooted dynamic-process call shares: an
 // intracommunicator, a root within it, and somewhere to put the result
 // (`out_name` names that argument in the message).
@@ -601,15 +446,19 @@ int check_rooted_call(Comm* c, int root, const MPI_Comm* out, const char* out_na
   return MPI_SUCCESS;
 }
 
-}  // namespace
+}  // namespace axon::mpi::dpm
+
+namespace axon::mpi {
+
+using namespace dpm;  // the entry points of this part of dpm (mpi/dpm.h)
 
 int dpm_accept(const char* port_name, double timeout, int root, Comm* c, Comm** out) {
   Bridge b;
-  Socket conn;
+  UniqueFd conn;
   if (c->rank() == root) {
     std::shared_ptr<Port> port;
     {
-      pml::Guard guard;
+      progress::Guard guard;
       if (port_name) port = find_port(port_name);
     }
     if (!port) b.error = MPI_ERR_PORT;
@@ -622,7 +471,7 @@ int dpm_accept(const char* port_name, double timeout, int root, Comm* c, Comm** 
 
 int dpm_connect(const char* port_name, double timeout, int root, Comm* c, Comm** out) {
   Bridge b;
-  Socket conn;
+  UniqueFd conn;
   PortAddress addr;
   if (c->rank() == root) {
     b.deadline = deadline_after(timeout);
@@ -632,123 +481,6 @@ int dpm_connect(const char* port_name, double timeout, int root, Comm* c, Comm**
   }
   return meet(c, root, Role::Connect, addr.token, &b, out);
 }
-
-namespace {
-
-// ---- spawn --------------------------------------------------------------------------
-
-MPI_Comm parent_comm = MPI_COMM_NULL;
-int parent_keyval = MPI_KEYVAL_INVALID;
-
-// The parent intercommunicator was freed or disconnected: MPI_Comm_get_parent
-// returns MPI_COMM_NULL from then on (MPI-4.1 11.8.2).
-int forget_parent(MPI_Comm, int, void*, void*) {
-  parent_comm = MPI_COMM_NULL;
-  return MPI_SUCCESS;
-}
-
-// The part of MPI_Comm_spawn / _spawn_multiple after the root read its
-// arguments (`apps`, `why` set when they were wrong): the root opens a port,
-// the launcher starts the children with the port's name in their
-// environment, and the parents accept the children's connection from their
-// MPI_Init.
-int spawn_common(const char* fn, Comm* c, int root, std::vector<rte::SpawnApp> apps, int arg_error,
-                 std::string why, double timeout, MPI_Comm* intercomm, int* errcodes) {
-  int head[2] = {arg_error, 0};
-  std::string port;
-  if (c->rank() == root) {
-    for (const auto& a : apps) head[1] += a.maxprocs;
-    if (head[0] == MPI_SUCCESS && !rte::have_server()) {
-      head[0] = MPI_ERR_SPAWN;
-      why = "this process is a singleton (not started by mpirun): there is no launcher to start processes";
-    }
-    if (head[0] == MPI_SUCCESS) {
-      pml::Guard guard;
-      if (open_port(&port) != MPI_SUCCESS) {
-        head[0] = MPI_ERR_SPAWN;
-        why = "cannot open a port for the children";
-      }
-    }
-    if (head[0] == MPI_SUCCESS) {
-      for (auto& a : apps) a.env.push_back("AXON_DPM_PARENT_PORT=" + port);
-      std::string nspace;
-      if (rte::spawn(apps, &nspace, &why) != 0) {
-        head[0] = MPI_ERR_SPAWN;
-        close_port(port);
-      }
-    }
-  }
-  int rc = coll::bcast(head, 2, datatype_from_handle(MPI_INT), root, &c->coll);
-  if (rc != MPI_SUCCESS) return raise(c, rc, fn);
-  if (errcodes)
-    for (int i = 0; i < head[1]; ++i) errcodes[i] = head[0] == MPI_SUCCESS ? MPI_SUCCESS : MPI_ERR_SPAWN;
-  if (head[0] != MPI_SUCCESS)
-    return raise(c, head[0], fn, c->rank() == root ? why.c_str() : "the root could not start the processes");
-  Comm* out = nullptr;
-  rc = dpm_accept(c->rank() == root ? port.c_str() : nullptr, timeout, root, c, &out);
-  if (c->rank() == root) close_port(port);
-  if (rc != MPI_SUCCESS) {
-    if (errcodes)
-      for (int i = 0; i < head[1]; ++i) errcodes[i] = MPI_ERR_SPAWN;
-    return raise(c, MPI_ERR_SPAWN, fn, "the children did not connect in time (AXON_DPM_TIMEOUT)");
-  }
-  *intercomm = out->handle;
-  return MPI_SUCCESS;
-}
-
-// One application from the C arguments (the root's): MPI_ERR_ARG with *why
-// when they are wrong.
-int read_app(const char* command, char** argv, int maxprocs, MPI_Info info, rte::SpawnApp* app, std::string* why) {
-  if (!command || !*command) {
-    *why = "command is NULL or empty";
-    return MPI_ERR_ARG;
-  }
-  if (maxprocs <= 0) {
-    *why = "maxprocs must be positive";
-    return MPI_ERR_ARG;
-  }
-  if (info != MPI_INFO_NULL && !info_from_handle(info)) {
-    *why = "invalid info";
-    return MPI_ERR_INFO;
-  }
-  app->command = command;
-  app->argv.push_back(command);
-  for (char** a = argv; a && *a; ++a) app->argv.push_back(*a);
-  app->maxprocs = maxprocs;
-  // Reserved keys (MPI-4.1 11.8.4): "wdir" is honoured; "host", "path",
-  // "arch", "file", "soft" are accepted and ignored (every child starts on
-  // mpirun's node and maxprocs are started or none).
-  if (Info* i = info_from_handle(info)) {
-    if (auto wdir = i->get("wdir")) app->wdir = *wdir;
-    if (auto path = i->get("path")) {
-      if (!path->empty() && app->command.find('/') == std::string::npos)
-        app->env.push_back("PATH=" + *path + ":" + (getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin"));
-    }
-  }
-  return MPI_SUCCESS;
-}
-
-}  // namespace
-
-MPI_Comm dpm_parent() { return parent_comm; }
-
-namespace {
-// The leaders' swap over the bridge of MPI_Intercomm_create (pml).
-int bridge_swap(const TwoGroups& t, const void* mine, size_t my_bytes, void* theirs, size_t their_bytes) {
-  pml::Request* s = nullptr;
-  int rc = pml::isend(mine, static_cast<MPI_Count>(my_bytes), bytes_type(), t.bridge_peer, t.bridge_tag, t.bridge,
-                      pml::SendMode::Standard, &s);
-  if (rc != MPI_SUCCESS) return rc;
-  pml::Request status;
-  rc = pml::recv(theirs, static_cast<MPI_Count>(their_bytes), bytes_type(), t.bridge_peer, t.bridge_tag, t.bridge,
-                 &status);
-  pml::wait(s);
-  pml::Guard guard;
-  if (rc == MPI_SUCCESS) rc = s->error;
-  pml::request_release(s);
-  return rc;
-}
-}  // namespace
 
 int dpm_swap_groups(const TwoGroups& t, const std::vector<int>& local_ids, std::vector<int>* remote) {
   const Datatype* int_type = datatype_from_handle(MPI_INT);
@@ -801,125 +533,11 @@ int dpm_swap_groups(const TwoGroups& t, const std::vector<int>& local_ids, std::
   return learn_group(remote_desc, remote);
 }
 
-// MPI_Init of a spawned process: connect to the parent. Collective over
-// MPI_COMM_WORLD (every child runs MPI_Init).
-void dpm_init_parent() {
-  const std::string& port = parent_port_param.get();
-  if (port.empty() || parent_comm != MPI_COMM_NULL) return;
-  Comm* out = nullptr;
-  int rc = dpm_connect(port.c_str(), static_cast<double>(timeout_param.get()), 0, comm_world(), &out);
-  if (rc != MPI_SUCCESS) {
-    log::error("MPI_Init: this process was spawned but cannot connect to its parent (AXON_DPM_PARENT_PORT)");
-    rte::abort_job(1, "cannot connect to the parent");
-  }
-  out->name = "MPI_COMM_PARENT";  // its default name (MPI-4.1 11.8.2)
-  parent_comm = out->handle;
-  if (parent_keyval == MPI_KEYVAL_INVALID)
-    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, forget_parent, &parent_keyval, nullptr);
-  PMPI_Comm_set_attr(parent_comm, parent_keyval, nullptr);
-}
-
 }  // namespace axon::mpi
 
 using namespace axon;
 using namespace axon::mpi;
-
-AXON_API(int, MPI_Comm_spawn, (const char* command, char* argv[], int maxprocs, MPI_Info info, int root,
-                               MPI_Comm comm, MPI_Comm* intercomm, int array_of_errcodes[])) {
-  const char* fn = "MPI_Comm_spawn";
-  AXON_COMM_OR_RAISE(c, comm, fn);
-  if (int rc = check_rooted_call(c, root, intercomm, "intercomm", fn)) return rc;
-  std::vector<rte::SpawnApp> apps;
-  std::string why;
-  int arg_error = MPI_SUCCESS;
-  double timeout = 0;
-  if (c->rank() == root) {
-    apps.emplace_back();
-    arg_error = read_app(command, argv, maxprocs, info, &apps[0], &why);
-    timeout = timeout_of(info);
-  }
-  return spawn_common(fn, c, root, std::move(apps), arg_error, why, timeout, intercomm, array_of_errcodes);
-}
-
-AXON_API(int, MPI_Comm_spawn_multiple, (int count, char* array_of_commands[], char** array_of_argv[],
-                                        const int array_of_maxprocs[], const MPI_Info array_of_info[], int root,
-                                        MPI_Comm comm, MPI_Comm* intercomm, int array_of_errcodes[])) {
-  const char* fn = "MPI_Comm_spawn_multiple";
-  AXON_COMM_OR_RAISE(c, comm, fn);
-  if (int rc = check_rooted_call(c, root, intercomm, "intercomm", fn)) return rc;
-  std::vector<rte::SpawnApp> apps;
-  std::string why;
-  int arg_error = MPI_SUCCESS;
-  double timeout = 0;
-  if (c->rank() == root) {
-    if (count <= 0 || !array_of_commands || !array_of_maxprocs) {
-      arg_error = MPI_ERR_ARG;
-      why = "count must be positive and the arrays non-NULL";
-    }
-    for (int i = 0; arg_error == MPI_SUCCESS && i < count; ++i) {
-      apps.emplace_back();
-      MPI_Info info_i = array_of_info ? array_of_info[i] : MPI_INFO_NULL;
-      arg_error = read_app(array_of_commands[i], array_of_argv ? array_of_argv[i] : nullptr, array_of_maxprocs[i],
-                           info_i, &apps.back(), &why);
-      if (i == 0) timeout = timeout_of(info_i);
-    }
-  }
-  return spawn_common(fn, c, root, std::move(apps), arg_error, why, timeout, intercomm, array_of_errcodes);
-}
-
-AXON_API(int, MPI_Publish_name, (const char* service_name, MPI_Info info, const char* port_name)) {
-  const char* fn = "MPI_Publish_name";
-  if (!service_name || !port_name) return raise_self(MPI_ERR_ARG, fn, "NULL argument");
-  if (info != MPI_INFO_NULL && !info_from_handle(info)) return raise_self(MPI_ERR_INFO, fn, "invalid info");
-  int rc = rte::publish_name(service_name, port_name);
-  if (rc < 0) return raise_self(MPI_ERR_NAME, fn, "no name service: this process was not started by mpirun");
-  if (rc > 0) return raise_self(MPI_ERR_NAME, fn, "the service name is published already");
-  return MPI_SUCCESS;
-}
-
-AXON_API(int, MPI_Lookup_name, (const char* service_name, MPI_Info info, char* port_name)) {
-  const char* fn = "MPI_Lookup_name";
-  if (!service_name || !port_name) return raise_self(MPI_ERR_ARG, fn, "NULL argument");
-  if (info != MPI_INFO_NULL && !info_from_handle(info)) return raise_self(MPI_ERR_INFO, fn, "invalid info");
-  std::string value;
-  int rc = rte::lookup_name(service_name, &value);
-  if (rc < 0) return raise_self(MPI_ERR_NAME, fn, "no name service: this process was not started by mpirun");
-  if (rc > 0) return raise_self(MPI_ERR_NAME, fn, "no such service name is published");
-  snprintf(port_name, MPI_MAX_PORT_NAME, "%s", value.c_str());
-  return MPI_SUCCESS;
-}
-
-AXON_API(int, MPI_Unpublish_name, (const char* service_name, MPI_Info info, const char* port_name)) {
-  const char* fn = "MPI_Unpublish_name";
-  if (!service_name || !port_name) return raise_self(MPI_ERR_ARG, fn, "NULL argument");
-  if (info != MPI_INFO_NULL && !info_from_handle(info)) return raise_self(MPI_ERR_INFO, fn, "invalid info");
-  int rc = rte::unpublish_name(service_name);
-  if (rc < 0) return raise_self(MPI_ERR_SERVICE, fn, "no name service: this process was not started by mpirun");
-  if (rc > 0) return raise_self(MPI_ERR_SERVICE, fn, "no such service name is published");
-  return MPI_SUCCESS;
-}
-
-AXON_API(int, MPI_Open_port, (MPI_Info info, char* port_name)) {
-  const char* fn = "MPI_Open_port";
-  if (!port_name) return raise_self(MPI_ERR_ARG, fn, "port_name is NULL");
-  if (info != MPI_INFO_NULL && !info_from_handle(info)) return raise_self(MPI_ERR_INFO, fn, "invalid info");
-  std::string name;
-  int rc;
-  {
-    pml::Guard guard;
-    rc = open_port(&name);
-  }
-  if (rc != MPI_SUCCESS) return raise_self(rc, fn, "cannot open a listening socket");
-  snprintf(port_name, MPI_MAX_PORT_NAME, "%s", name.c_str());
-  return MPI_SUCCESS;
-}
-
-AXON_API(int, MPI_Close_port, (const char* port_name)) {
-  const char* fn = "MPI_Close_port";
-  if (!port_name) return raise_self(MPI_ERR_ARG, fn, "port_name is NULL");
-  if (close_port(port_name)) return MPI_SUCCESS;
-  return raise_self(MPI_ERR_PORT, fn, "no port of this process has that name");
-}
+using namespace axon::mpi::dpm;
 
 AXON_API(int, MPI_Comm_accept, (const char* port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm* newcomm)) {
   const char* fn = "MPI_Comm_accept";
