@@ -61,21 +61,6 @@ struct CommState {
   // Node topology and the node segment (src/coll/shm.h), from the first
   // blocking barrier / bcast / reduce / allreduce on.
   std::unique_ptr<NodeState> node;
-  // select.cpp: what AXON_COLL_<NAME>_ALGORITHM said at this
-  // communicator's last calls and where in the environment it was, so that
-  // a call checks a few pointers instead of a getenv (forced_value says how
-  // a change is noticed). Per communicator, not global: collectives on one
-  // communicator never run concurrently (MPI-4.1 6.14), so it needs no lock.
-  struct ForcedCache {
-    char** env = nullptr;        // environ at the last look
-    size_t len = 0;              // its entries then
-    const char* last = nullptr;  // its last entry then
-    uint32_t loaded = 0;         // kinds (bits) looked up since
-    int index[kKindCount];       // where the kind's variable was (-1: absent)
-    const char* entry[kKindCount];  // environ[index] then ("NAME=value")
-    const char* value[kKindCount];  // its value (null: absent)
-  };
-  mutable ForcedCache forced;
   // select.cpp: the last default choice and everything it depended on that
   // may differ between calls (the communicator's size, nodes and the
   // parameters do not), so that a run of like calls skips the size rules.

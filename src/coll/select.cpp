@@ -1,77 +1,21 @@
 // Choosing an algorithm for one collective call: forced through
-// AXON_COLL_<NAME>_ALGORITHM, else from the message size and the
-// communicator size. AXON_COLL_EXPLAIN=1 prints the choice and the reason.
-// docs/collectives.md has the table.
+// AXON_COLL_<NAME>_ALGORITHM (the environment, or MPI_T_cvar_write during the
+// run), else from the message size and the communicator size.
+// AXON_COLL_EXPLAIN=1 prints the choice and the reason. docs/collectives.md
+// has the table.
 #include "coll/select.h"
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
-#include <unistd.h>  // environ
-
-#include "base/log.h"
 #include "base/param.h"
 #include "rte/rte.h"
 
 namespace axon::coll {
 
 namespace {
-
-// Each forces the algorithm of one collective (all its forms); read at
-// every call, so a test can switch with setenv().
-StringParam p_barrier{"AXON_COLL_BARRIER_ALGORITHM", "auto",
-                "MPI_Barrier and its I / _init forms: auto or one of dissemination, shm, hierarchical (shm / hierarchical: blocking calls only)."};
-StringParam p_bcast{"AXON_COLL_BCAST_ALGORITHM", "auto",
-                "MPI_Bcast and its I / _init forms: auto or one of binomial, knomial, scatter_allgather, pipeline, shm, hierarchical (shm / hierarchical: blocking calls only)."};
-StringParam p_gather{"AXON_COLL_GATHER_ALGORITHM", "auto",
-                "MPI_Gather and its I / _init forms: auto or one of binomial, linear, shm (shm: blocking calls on one node only)."};
-StringParam p_gatherv{"AXON_COLL_GATHERV_ALGORITHM", "auto",
-                "MPI_Gatherv and its I / _init forms: auto or one of linear."};
-StringParam p_scatter{"AXON_COLL_SCATTER_ALGORITHM", "auto",
-                "MPI_Scatter and its I / _init forms: auto or one of binomial, linear, shm (shm: blocking calls on one node only)."};
-StringParam p_scatterv{"AXON_COLL_SCATTERV_ALGORITHM", "auto",
-                "MPI_Scatterv and its I / _init forms: auto or one of linear."};
-StringParam p_allgather{"AXON_COLL_ALLGATHER_ALGORITHM", "auto",
-                "MPI_Allgather and its I / _init forms: auto or one of ring, recursive_doubling, bruck, shm (shm: blocking calls on one node only)."};
-StringParam p_allgatherv{"AXON_COLL_ALLGATHERV_ALGORITHM", "auto",
-                "MPI_Allgatherv and its I / _init forms: auto or one of ring, linear, shm (shm: blocking calls on one node only)."};
-StringParam p_alltoall{"AXON_COLL_ALLTOALL_ALGORITHM", "auto",
-                "MPI_Alltoall and its I / _init forms: auto or one of pairwise, bruck, linear, shm (shm: blocking calls on one node only)."};
-StringParam p_alltoallv{"AXON_COLL_ALLTOALLV_ALGORITHM", "auto",
-                "MPI_Alltoallv and its I / _init forms: auto or one of pairwise, linear."};
-StringParam p_alltoallw{"AXON_COLL_ALLTOALLW_ALGORITHM", "auto",
-                "MPI_Alltoallw and its I / _init forms: auto or one of pairwise, linear."};
-StringParam p_reduce{"AXON_COLL_REDUCE_ALGORITHM", "auto",
-                "MPI_Reduce and its I / _init forms: auto or one of binomial, knomial, shm, hierarchical (shm / hierarchical: blocking calls only)."};
-StringParam p_allreduce{"AXON_COLL_ALLREDUCE_ALGORITHM", "auto",
-                "MPI_Allreduce and its I / _init forms: auto or one of recursive_doubling, reduce_bcast, ring, rabenseifner, shm, hierarchical (shm / hierarchical: blocking calls only)."};
-StringParam p_reduce_scatter{"AXON_COLL_REDUCE_SCATTER_ALGORITHM", "auto",
-                "MPI_Reduce_scatter and its I / _init forms: auto or one of reduce_scatterv, pairwise."};
-StringParam p_reduce_scatter_block{"AXON_COLL_REDUCE_SCATTER_BLOCK_ALGORITHM", "auto",
-                "MPI_Reduce_scatter_block and its I / _init forms: auto or one of reduce_scatterv, pairwise."};
-StringParam p_scan{"AXON_COLL_SCAN_ALGORITHM", "auto",
-                "MPI_Scan and its I / _init forms: auto or one of linear, recursive_doubling."};
-StringParam p_exscan{"AXON_COLL_EXSCAN_ALGORITHM", "auto",
-                "MPI_Exscan and its I / _init forms: auto or one of linear, recursive_doubling."};
-
-BoolParam explain_param{"AXON_COLL_EXPLAIN", false,
-                        "Print to stderr which collective algorithm each call uses and why (rank 0 of the "
-                        "communicator)."};
-BoolParam node_param{"AXON_COLL_NODE_LEVEL", true,
-                     "Let the default selection use the node-level algorithms (shm on one node, hierarchical "
-                     "across nodes) for blocking barrier, bcast, reduce and allreduce, and shm for blocking "
-                     "allgather(v), gather, scatter and alltoall on one node; 0 keeps them for forced choices "
-                     "only."};
-IntParam radix_param{"AXON_COLL_KNOMIAL_RADIX", 4, "Radix of the k-nomial trees (bcast, reduce)."};
-
-const StringParam* const force_params[kKindCount] = {
-    &p_barrier, &p_bcast,     &p_gather,    &p_gatherv,         &p_scatter,
-    &p_scatterv, &p_allgather, &p_allgatherv, &p_alltoall,      &p_alltoallv,
-    &p_alltoallw, &p_reduce,  &p_allreduce, &p_reduce_scatter, &p_reduce_scatter_block,
-    &p_scan,     &p_exscan};
 
 const char* const kind_names[kKindCount] = {
     "barrier",   "bcast",     "gather",    "gatherv",        "scatter",
@@ -133,6 +77,87 @@ const std::vector<Algorithm> tables[kKindCount] = {
      {"recursive_doubling", scan_recursive_doubling, false, "recursive doubling, operands in rank order"}},
 };
 
+// The values of a kind's AXON_COLL_<NAME>_ALGORITHM: "auto" (index 0), then
+// the kind's algorithms in table order (index i: tables[kind][i - 1]).
+// (The tables above are initialised first: same file, earlier.)
+std::vector<const char*> choices(Kind kind) {
+  std::vector<const char*> names{"auto"};
+  for (const Algorithm& alg : tables[static_cast<int>(kind)]) names.push_back(alg.name);
+  return names;
+}
+
+// Each forces the algorithm of one collective (all its forms). Writable
+// through MPI_T, so that a program (a test) can switch between calls.
+constexpr EnumParam::Access kWritable = EnumParam::Access::Writable;
+EnumParam p_barrier{"AXON_COLL_BARRIER_ALGORITHM", choices(Kind::barrier),
+                    "MPI_Barrier and its I / _init forms: auto (chosen per call) or the algorithm to use (shm / "
+                    "hierarchical: blocking calls only).", kWritable};
+EnumParam p_bcast{"AXON_COLL_BCAST_ALGORITHM", choices(Kind::bcast),
+                  "MPI_Bcast and its I / _init forms: auto (chosen per call) or the algorithm to use (shm / "
+                  "hierarchical: blocking calls only).", kWritable};
+EnumParam p_gather{"AXON_COLL_GATHER_ALGORITHM", choices(Kind::gather),
+                   "MPI_Gather and its I / _init forms: auto (chosen per call) or the algorithm to use (shm: "
+                   "blocking calls on one node only).", kWritable};
+EnumParam p_gatherv{"AXON_COLL_GATHERV_ALGORITHM", choices(Kind::gatherv),
+                    "MPI_Gatherv and its I / _init forms: auto or the algorithm to use.", kWritable};
+EnumParam p_scatter{"AXON_COLL_SCATTER_ALGORITHM", choices(Kind::scatter),
+                    "MPI_Scatter and its I / _init forms: auto (chosen per call) or the algorithm to use (shm: "
+                    "blocking calls on one node only).", kWritable};
+EnumParam p_scatterv{"AXON_COLL_SCATTERV_ALGORITHM", choices(Kind::scatterv),
+                     "MPI_Scatterv and its I / _init forms: auto or the algorithm to use.", kWritable};
+EnumParam p_allgather{"AXON_COLL_ALLGATHER_ALGORITHM", choices(Kind::allgather),
+                      "MPI_Allgather and its I / _init forms: auto (chosen per call) or the algorithm to use (shm: "
+                      "blocking calls on one node only).", kWritable};
+EnumParam p_allgatherv{"AXON_COLL_ALLGATHERV_ALGORITHM", choices(Kind::allgatherv),
+                       "MPI_Allgatherv and its I / _init forms: auto (chosen per call) or the algorithm to use (shm: "
+                       "blocking calls on one node only).", kWritable};
+EnumParam p_alltoall{"AXON_COLL_ALLTOALL_ALGORITHM", choices(Kind::alltoall),
+                     "MPI_Alltoall and its I / _init forms: auto (chosen per call) or the algorithm to use (shm: "
+                     "blocking calls on one node only).", kWritable};
+EnumParam p_alltoallv{"AXON_COLL_ALLTOALLV_ALGORITHM", choices(Kind::alltoallv),
+                      "MPI_Alltoallv and its I / _init forms: auto or the algorithm to use.", kWritable};
+EnumParam p_alltoallw{"AXON_COLL_ALLTOALLW_ALGORITHM", choices(Kind::alltoallw),
+                      "MPI_Alltoallw and its I / _init forms: auto or the algorithm to use.", kWritable};
+EnumParam p_reduce{"AXON_COLL_REDUCE_ALGORITHM", choices(Kind::reduce),
+                   "MPI_Reduce and its I / _init forms: auto (chosen per call) or the algorithm to use (shm / "
+                   "hierarchical: blocking calls only).", kWritable};
+EnumParam p_allreduce{"AXON_COLL_ALLREDUCE_ALGORITHM", choices(Kind::allreduce),
+                      "MPI_Allreduce and its I / _init forms: auto (chosen per call) or the algorithm to use (shm / "
+                      "hierarchical: blocking calls only; ring: commutative ops only).", kWritable};
+EnumParam p_reduce_scatter{"AXON_COLL_REDUCE_SCATTER_ALGORITHM", choices(Kind::reduce_scatter),
+                           "MPI_Reduce_scatter and its I / _init forms: auto (chosen per call) or the algorithm to "
+                           "use (pairwise: commutative ops only).", kWritable};
+EnumParam p_reduce_scatter_block{"AXON_COLL_REDUCE_SCATTER_BLOCK_ALGORITHM", choices(Kind::reduce_scatter_block),
+                                 "MPI_Reduce_scatter_block and its I / _init forms: auto (chosen per call) or the "
+                                 "algorithm to use (pairwise: commutative ops only).", kWritable};
+EnumParam p_scan{"AXON_COLL_SCAN_ALGORITHM", choices(Kind::scan),
+                 "MPI_Scan and its I / _init forms: auto (chosen per call) or the algorithm to use.", kWritable};
+EnumParam p_exscan{"AXON_COLL_EXSCAN_ALGORITHM", choices(Kind::exscan),
+                   "MPI_Exscan and its I / _init forms: auto (chosen per call) or the algorithm to use.", kWritable};
+
+const EnumParam* const force_params[kKindCount] = {
+    &p_barrier, &p_bcast,     &p_gather,    &p_gatherv,         &p_scatter,
+    &p_scatterv, &p_allgather, &p_allgatherv, &p_alltoall,      &p_alltoallv,
+    &p_alltoallw, &p_reduce,  &p_allreduce, &p_reduce_scatter, &p_reduce_scatter_block,
+    &p_scan,     &p_exscan};
+
+BoolParam explain_param{"AXON_COLL_EXPLAIN", false,
+                        "Print to stderr which collective algorithm each call uses and why (rank 0 of the "
+                        "communicator)."};
+BoolParam node_param{"AXON_COLL_NODE_LEVEL", true,
+                     "Let the default selection use the node-level algorithms (shm on one node, hierarchical "
+                     "across nodes) for blocking barrier, bcast, reduce and allreduce, and shm for blocking "
+                     "allgather(v), gather, scatter and alltoall on one node; 0 keeps them for forced choices "
+                     "only."};
+IntParam radix_param{"AXON_COLL_KNOMIAL_RADIX", 4, Range{2, 1024}, "Radix of the k-nomial trees (bcast, reduce)."};
+
+// The forced algorithm of `kind`, or null for auto. An atomic load per call:
+// cheap next to the call itself, and a write through MPI_T shows at once.
+const Algorithm* forced_algorithm(Kind kind) {
+  int value = force_params[static_cast<int>(kind)]->get();
+  return value == 0 ? nullptr : &tables[static_cast<int>(kind)][static_cast<size_t>(value - 1)];
+}
+
 const Algorithm* find(Kind kind, const char* name) {
   const std::vector<Algorithm>& table = tables[static_cast<int>(kind)];
   // The size rules below return the tables' own literals (one copy per
@@ -142,44 +167,6 @@ const Algorithm* find(Kind kind, const char* name) {
   for (const Algorithm& alg : table)
     if (std::strcmp(alg.name, name) == 0) return &alg;
   return nullptr;
-}
-
-// AXON_COLL_<NAME>_ALGORITHM of `kind` as the environment has it now, or
-// null. A getenv per call walks the whole environment (a few hundred
-// instructions, as much as a small node-level collective itself), so the
-// communicator remembers the shape of the environment (array, length, last
-// entry) and where the variable was. setenv / putenv of a new name append
-// to the array (its length or last entry changes, or it moves), of an
-// existing name replace that entry; unsetenv moves the entries after the
-// removed one (the length changes): each shows up in the checks below, and
-// then the variable is looked up again.
-const char* forced_value(const CommState* st, Kind kind) {
-  CommState::ForcedCache& c = st->forced;
-  char** env = environ;
-  const int k = static_cast<int>(kind);
-  bool same = env == c.env && env && env[c.len] == nullptr && (c.len == 0 || env[c.len - 1] == c.last);
-  if (!same) {
-    c.env = env;
-    c.len = 0;
-    while (env && env[c.len]) ++c.len;
-    c.last = c.len ? env[c.len - 1] : nullptr;
-    c.loaded = 0;
-  }
-  if (!(c.loaded & (1u << k)) || (c.index[k] >= 0 && env[c.index[k]] != c.entry[k])) {
-    const char* name = force_params[k]->name();
-    size_t n = std::strlen(name);
-    c.index[k] = -1;
-    c.value[k] = nullptr;
-    for (size_t i = 0; i < c.len; ++i)
-      if (std::strncmp(env[i], name, n) == 0 && env[i][n] == '=') {
-        c.index[k] = static_cast<int>(i);
-        c.entry[k] = env[i];
-        c.value[k] = env[i] + n + 1;
-        break;
-      }
-    c.loaded |= 1u << k;
-  }
-  return c.value[k];
 }
 
 bool is_pof2(int n) { return (n & (n - 1)) == 0; }
@@ -301,24 +288,14 @@ const std::vector<Algorithm>& algorithms(Kind kind) { return tables[static_cast<
 int knomial_radix() { return static_cast<int>(radix_param.get()); }
 
 int select_algorithm(const Args& a, const CommState* st, bool blocking, Choice* out) {
-  const StringParam* p = force_params[static_cast<int>(a.kind)];
   const Algorithm* const first = &tables[static_cast<int>(a.kind)][0];
-  // Looked at every call (tests switch with setenv); no string is built
-  // unless explaining.
-  const char* forced = forced_value(st, a.kind);
   int rank = st->inter() ? st->local->rank : st->coll->rank;
   int size = st->coll->size();
   size_t bytes = message_bytes(a, rank);
   const char* why = nullptr;
-  const Algorithm* alg = nullptr;
+  const Algorithm* alg = forced_algorithm(a.kind);
   out->note = nullptr;
-  if (forced && *forced && std::strcmp(forced, "auto") != 0) {
-    alg = find(a.kind, forced);
-    if (!alg) {
-      log::error("%s=\"%s\": no such algorithm (%s)", p->name(), forced, p->help());
-      return MPI_ERR_ARG;
-    }
-  } else {
+  if (!alg) {
     // Allgatherv's choice looks at every count: never remembered.
     CommState::PickMemo& m = st->memo;
     bool reduction = a.kind == Kind::reduce || a.kind == Kind::allreduce;
@@ -382,7 +359,7 @@ void explain_choice(const Args& a, const CommState* st, const Choice& c) {
   bool inter = st->inter();
   int rank = inter ? st->local->rank : st->coll->rank;
   if (rank != 0) return;
-  const StringParam* p = force_params[static_cast<int>(a.kind)];
+  const EnumParam* p = force_params[static_cast<int>(a.kind)];
   std::string reason = c.why ? std::string(c.why) : std::string("forced by ") + p->name();
   if (c.alg != c.chosen)
     reason += std::string("; ") + c.chosen->name + ": " + c.note + ", using " + c.alg->name;
@@ -403,8 +380,7 @@ const Algorithm* remembered(const CommState* st, Kind kind, size_t bytes, const 
   if (!m.alg || m.kind != kind || !m.blocking || !m.items || m.bytes != bytes || m.commutes != commutes ||
       m.extent != extent || m.true_extent != true_extent || explain())
     return nullptr;
-  const char* forced = forced_value(st, kind);
-  return !forced || !*forced || std::strcmp(forced, "auto") == 0 ? m.alg : nullptr;
+  return forced_algorithm(kind) ? nullptr : m.alg;
 }
 
 bool explain() {

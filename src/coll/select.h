@@ -15,10 +15,11 @@ struct Choice {
   size_t bytes = 0;
 };
 
-// Picks the algorithm for a call (forced by AXON_COLL_<NAME>_ALGORITHM, read
-// at every call, else by size, communicator size and nodes). `blocking`:
-// node-level algorithms (shm, hierarchical) are possible (their topology
-// must be known: node_topology). MPI_ERR_ARG for an unknown forced name.
+// Picks the algorithm for a call (forced by AXON_COLL_<NAME>_ALGORITHM, as
+// the environment set it or MPI_T_cvar_write last wrote it, else by size,
+// communicator size and nodes). `blocking`: node-level algorithms (shm,
+// hierarchical) are possible (their topology must be known: node_topology).
+// Always MPI_SUCCESS (a bad name is refused where it is set).
 int select_algorithm(const Args& a, const CommState* st, bool blocking, Choice* out);
 // The algorithm select_algorithm would now choose for a blocking call of
 // `kind` with `bytes` per rank and a non-zero count, by what it remembered

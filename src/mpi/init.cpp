@@ -13,6 +13,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/param.h"
 #include "btl/btl.h"
 #include "coll/coll.h"
 #include "mpi/api.h"
@@ -109,6 +110,9 @@ void runtime_acquire(int thread_level_required) {
     rte::abort_job(1, "MPI start-up failed");
   }
   comms_init();
+  // Typos in AXON_* variables: rank 0 names them (every rank has the same
+  // environment under mpirun), once per process.
+  if (rte::job().rank == 0) warn_unknown_variables();
 }
 
 void runtime_release(bool world_ends) {

@@ -1,8 +1,12 @@
 // The MPI tool information interface (MPI_T, MPI-4.1 chapter 15).
 //
-// - Control variables: every AXON_* parameter (src/base/param.h), read-only
-//   (parameters are read from the environment at start-up), so tools and
-//   `axon_info --params` can enumerate what Axon can be tuned with.
+// - Control variables: every AXON_* parameter (src/base/param.h). Most are
+//   read-only (MPI_T_SCOPE_READONLY: read from the environment once). The
+//   writable ones (the collectives' AXON_COLL_<NAME>_ALGORITHM) are enums of
+//   MPI_T_SCOPE_ALL_EQ: a write takes effect at the process's next call, and
+//   every process must write the same value at the same point of its
+//   sequence of collective calls. Enum parameters have an MPI_T enumeration
+//   (item i: value i, named after the choice).
 // - Performance variables: every Counter (src/base/counter.h): messages and
 //   bytes per transport, eager / rendezvous sends, unexpected messages.
 // - Categories: one per layer, named after the variables' common prefix
@@ -50,7 +54,7 @@ void copy_string(const std::string& text, char* buf, int* len) {
   *len = full;
 }
 
-const std::vector<const axon::Param*>& cvars() { return axon::Param::all(); }
+const std::vector<axon::Param*>& cvars() { return axon::Param::all(); }
 const std::vector<const axon::Counter*>& pvars() { return axon::Counter::all(); }
 
 bool valid_cvar(int i) { return i >= 0 && i < static_cast<int>(cvars().size()); }
@@ -64,10 +68,50 @@ MPI_Datatype cvar_datatype(const axon::Param& p) {
   switch (p.kind()) {
     case axon::Param::Kind::Integer:
     case axon::Param::Kind::Size: return MPI_COUNT;
-    case axon::Param::Kind::Boolean: return MPI_INT;
+    case axon::Param::Kind::Boolean:
+    case axon::Param::Kind::Enum: return MPI_INT;  // (MPI_T requires MPI_INT for enumerations)
     case axon::Param::Kind::String: return MPI_CHAR;
   }
   return MPI_CHAR;
+}
+
+// ---- enumerations --------------------------------------------------------------
+// One per EnumParam, built once like the categories below; an MPI_T_enum is
+// the address of its entry, so a handle is valid exactly when it is one of
+// these addresses (enum_param_of compares, never dereferences).
+struct EnumType {
+  const axon::EnumParam* param;
+};
+
+const std::vector<EnumType>& enum_types() {
+  static const std::vector<EnumType> built = [] {
+    std::vector<EnumType> out;
+    for (const axon::Param* p : cvars())
+      if (p->kind() == axon::Param::Kind::Enum) out.push_back({static_cast<const axon::EnumParam*>(p)});
+    return out;
+  }();
+  return built;
+}
+
+MPI_T_enum enum_handle_of(const axon::Param& p) {
+  for (const EnumType& t : enum_types())
+    if (t.param == &p) return reinterpret_cast<MPI_T_enum>(const_cast<EnumType*>(&t));
+  return MPI_T_ENUM_NULL;
+}
+
+const axon::EnumParam* enum_param_of(MPI_T_enum handle) {
+  for (const EnumType& t : enum_types())
+    if (reinterpret_cast<MPI_T_enum>(const_cast<EnumType*>(&t)) == handle) return t.param;
+  return nullptr;
+}
+
+// The description listed by axon_info --params: the help, what values are
+// allowed, and (last, test/tools/params_listed.sh looks for it) the default.
+std::string cvar_description(const axon::Param& p) {
+  std::string text = p.help();
+  std::string allowed = p.constraint_text();
+  if (!allowed.empty()) text += " [" + allowed + "]";
+  return text + " (default: " + p.default_text() + ")";
 }
 
 // Strings read through a control-variable handle hold at most this many
@@ -220,12 +264,14 @@ AXON_API(int, MPI_T_cvar_get_info, (int cvar_index, char* name, int* name_len, i
   if (!valid_cvar(cvar_index)) return MPI_T_ERR_INVALID_INDEX;
   const axon::Param& p = *cvars()[static_cast<size_t>(cvar_index)];
   copy_string(p.name(), name, name_len);
-  copy_string(std::string(p.help()) + " (default: " + p.default_text() + ")", desc, desc_len);
+  copy_string(cvar_description(p), desc, desc_len);
   if (verbosity) *verbosity = MPI_T_VERBOSITY_USER_BASIC;
   if (datatype) *datatype = cvar_datatype(p);
-  if (enumtype) *enumtype = MPI_T_ENUM_NULL;
+  if (enumtype) *enumtype = p.kind() == axon::Param::Kind::Enum ? enum_handle_of(p) : MPI_T_ENUM_NULL;
   if (bind) *bind = MPI_T_BIND_NO_OBJECT;
-  if (scope) *scope = MPI_T_SCOPE_READONLY;
+  // Writable parameters choose collective algorithms: every process must
+  // choose alike.
+  if (scope) *scope = p.writable() ? MPI_T_SCOPE_ALL_EQ : MPI_T_SCOPE_READONLY;
   return MPI_SUCCESS;
 }
 
@@ -280,6 +326,11 @@ AXON_API(int, MPI_T_cvar_read, (MPI_T_cvar_handle handle, void* buf)) {
       std::memcpy(buf, &v, sizeof v);
       break;
     }
+    case axon::Param::Kind::Enum: {
+      int v = static_cast<const axon::EnumParam&>(p).get();
+      std::memcpy(buf, &v, sizeof v);
+      break;
+    }
     case axon::Param::Kind::String: {
       int len = kStringCvarCount;
       copy_string(static_cast<const axon::StringParam&>(p).get(), static_cast<char*>(buf), &len);
@@ -289,25 +340,40 @@ AXON_API(int, MPI_T_cvar_read, (MPI_T_cvar_handle handle, void* buf)) {
   return MPI_SUCCESS;
 }
 
+// Only enum parameters are writable (an MPI_INT item value); the others are
+// read once, from the environment.
 AXON_API(int, MPI_T_cvar_write, (MPI_T_cvar_handle handle, const void* buf)) {
   AXON_T_REQUIRE_INIT();
-  if (!cvar_handle_of(handle)) return MPI_T_ERR_INVALID_HANDLE;
+  CvarHandle* h = cvar_handle_of(handle);
+  if (!h) return MPI_T_ERR_INVALID_HANDLE;
   if (!buf) return MPI_ERR_ARG;
-  return MPI_T_ERR_CVAR_SET_NEVER;  // every parameter is read once, from the environment
+  axon::Param& p = *cvars()[static_cast<size_t>(h->index)];
+  if (!p.writable() || p.kind() != axon::Param::Kind::Enum) return MPI_T_ERR_CVAR_SET_NEVER;
+  int v = 0;
+  std::memcpy(&v, buf, sizeof v);
+  // A value that is no item of the enumeration: "bad parameter value".
+  return static_cast<axon::EnumParam&>(p).write(v) ? MPI_SUCCESS : MPI_T_ERR_INVALID;
 }
 
-// ---- enumerations (none: no variable has an enumerated type) ---------------------------
+// ---- enumerations: one per enum parameter ---------------------------------------------------
 
 AXON_API(int, MPI_T_enum_get_info, (MPI_T_enum enumtype, int* num, char* name, int* name_len)) {
-  (void)enumtype, (void)num, (void)name, (void)name_len;
   AXON_T_REQUIRE_INIT();
-  return MPI_T_ERR_INVALID_HANDLE;
+  const axon::EnumParam* p = enum_param_of(enumtype);
+  if (!p) return MPI_T_ERR_INVALID_HANDLE;
+  if (num) *num = static_cast<int>(p->names().size());
+  copy_string(p->name(), name, name_len);
+  return MPI_SUCCESS;
 }
 
 AXON_API(int, MPI_T_enum_get_item, (MPI_T_enum enumtype, int indx, int* value, char* name, int* name_len)) {
-  (void)enumtype, (void)indx, (void)value, (void)name, (void)name_len;
   AXON_T_REQUIRE_INIT();
-  return MPI_T_ERR_INVALID_HANDLE;
+  const axon::EnumParam* p = enum_param_of(enumtype);
+  if (!p) return MPI_T_ERR_INVALID_HANDLE;
+  if (indx < 0 || indx >= static_cast<int>(p->names().size())) return MPI_T_ERR_INVALID_INDEX;
+  if (value) *value = indx;
+  copy_string(p->names()[static_cast<size_t>(indx)], name, name_len);
+  return MPI_SUCCESS;
 }
 
 // ---- performance variables --------------------------------------------------------------

@@ -46,7 +46,8 @@ void usage() {
       "here; the PMIx and hwloc versions built with and loaded; the Fortran bindings.\n"
       "\n"
       "Options:\n"
-      "  --params      list every AXON_* environment parameter, its default and meaning\n"
+      "  --params      list every AXON_* environment parameter: its default, meaning, allowed values\n"
+      "                and whether a program may change it through MPI_T (MPI_T_cvar_write)\n"
       "  --counters    list the performance counters a running job keeps (MPI_T pvars)\n"
       "  --doctor      check this node for RDMA (devices, ports, GIDs, MTU, ulimit -l, NUMA) and GPUs\n"
       "                (driver, devices, peer access, dma-buf, nvidia_peermem, MPS, GPU-NIC distances)\n"
@@ -72,8 +73,14 @@ int list_params() {
     if (MPI_T_cvar_get_info(i, name, &name_len, &verbosity, &type, &enumtype, desc, &desc_len, &bind, &scope) !=
         MPI_SUCCESS)
       continue;
-    const char* kind = type == MPI_CHAR ? "string" : type == MPI_INT ? "boolean" : "integer";
-    std::printf("%s (%s)\n    %s\n", name, kind, desc);
+    // (Enumerations and booleans are both MPI_INT; only the former have an MPI_T enumeration.)
+    const char* kind = type == MPI_CHAR                ? "string"
+                       : enumtype != MPI_T_ENUM_NULL   ? "enum"
+                       : type == MPI_INT               ? "boolean"
+                                                       : "integer";
+    // MPI_T_SCOPE_ALL_EQ: writable, with the same value on every rank.
+    const char* access = scope == MPI_T_SCOPE_ALL_EQ ? ", MPI_T writable: same value on every rank" : "";
+    std::printf("%s (%s%s)\n    %s\n", name, kind, access, desc);
   }
   MPI_T_finalize();
   return 0;

@@ -7,8 +7,9 @@
  *   changing every 7 calls, MPI_BYTE and MPI_INT, exact data every call;
  * - an allreduce between bcasts of one size (the remembered choice moves
  *   to the allreduce and back);
- * - the algorithm forced with setenv in the middle of a run (binomial, then
- *   auto again) and a derived type of the same size (not shortcut);
+ * - the algorithm forced through MPI_T_cvar_write in the middle of a run
+ *   (binomial, then auto again) and a derived type of the same size (not
+ *   shortcut);
  * - MPI_IN_PLACE is not allowed for bcast; count 0 is a no-op;
  * - erroneous counts under MPI_ERRORS_RETURN: a root sending fewer bytes
  *   than a receiver expects gives MPI_ERR_OTHER at that receiver, more
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "../mpi/check.h"
+#include "../tools/cvar.h"
 
 static int rank, size;
 
@@ -46,10 +48,10 @@ static void bcast_run(size_t bytes, int calls, int with_allreduce)
         if (call == calls / 2) {
             /* Force another algorithm for a while, then go back to auto. */
             CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
-            setenv("AXON_COLL_BCAST_ALGORITHM", "binomial", 1);
+            force_algorithm("bcast", "binomial");
         } else if (call == calls / 2 + 20) {
             CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
-            setenv("AXON_COLL_BCAST_ALGORITHM", "auto", 1);
+            force_algorithm("bcast", "auto");
         }
     }
     free(buf);

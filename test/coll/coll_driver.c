@@ -1,11 +1,12 @@
 /* Collective correctness driver: `coll_driver NAME` checks one collective
  * (blocking, nonblocking and persistent forms) with every algorithm, forced
- * through AXON_COLL_<NAME>_ALGORITHM (read by Axon at each call; other MPIs
- * ignore it), over sizes from 0 to a few MiB, roots, MPI_IN_PLACE, a strided
+ * through Axon's MPI_T control variable AXON_COLL_<NAME>_ALGORITHM (other
+ * MPIs run their own choice), over sizes from 0 to a few MiB, roots, MPI_IN_PLACE, a strided
  * derived type (holes must stay untouched) and a non-commutative user op
  * (2x2 matrix product over a derived type with holes: operand order matters).
  * Results are compared exactly with values computed locally. */
 #include "../mpi/check.h"
+#include "../tools/cvar.h"
 
 static int rank, size;
 static MPI_Datatype strided; /* MPI_INT with an 8-byte extent: every other int */
@@ -370,9 +371,9 @@ static void t_reduction(int which, long count, int noncomm, int root, int in_pla
 }
 
 /* ---- driving -------------------------------------------------------------- */
-static void set_alg(const char *env, const char *alg)
+static void set_alg(const char *alg)
 {
-    setenv(env, alg, 1);
+    force_algorithm(coll, alg);
     ctx_alg = alg;
 }
 
@@ -493,15 +494,13 @@ int main(int argc, char **argv)
     if (argc > 2 && algs && !strcmp(argv[2], "0")) algs = "";
     CHECK(algs != NULL, "unknown collective %s", coll);
     if (algs) {
-        char env[128], list[256], *save = NULL;
-        snprintf(env, sizeof env, "AXON_COLL_%s_ALGORITHM", coll);
-        for (char *p = env; *p; ++p) *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+        char list[256], *save = NULL;
         snprintf(list, sizeof list, "%s", algs);
         for (char *alg = strtok_r(list, " ", &save); alg; alg = strtok_r(NULL, " ", &save)) {
-            set_alg(env, alg);
+            set_alg(alg);
             run_all(coll);
         }
-        set_alg(env, "auto");
+        set_alg("auto");
         run_all(coll);
     }
     MPI_Op_free(&matmul);

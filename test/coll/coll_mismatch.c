@@ -10,13 +10,14 @@
  * which detects a count mismatch when both counts take the same number of
  * segment steps (see docs/collectives.md). */
 #include "../mpi/check.h"
+#include "../tools/cvar.h"
 
 int main(int argc, char **argv)
 {
     /* argv[1] "shm": the node-level bcast (forced) instead of the direct tree */
     const char *mode = argc > 1 ? argv[1] : "";
     if (!strcmp(mode, "shm")) {
-        setenv("AXON_COLL_BCAST_ALGORITHM", "shm", 1);
+        force_algorithm("bcast", "shm");
     } else {
         setenv("AXON_COLL_NODE_LEVEL", "0", 1);
         if (!strcmp(mode, "flat") || !strcmp(mode, "tree")) {

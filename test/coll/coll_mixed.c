@@ -12,13 +12,15 @@
  *     steps; MPI_SUM on MPI_INT and a non-commutative user op (order kept).
  *
  * argv[1] (optional): slot size AXON_COLL_SHM_CHUNK, so that blocks take
- * many steps. The algorithms are forced to shm, so oversubscribed runs take
- * the segment too. Run at np 1..5. */
+ * many steps. The algorithms are forced to shm (MPI_T control variables),
+ * so oversubscribed runs take the segment too; at the end the allreduce's
+ * algorithm changes between calls. Run at np 1..5. */
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../mpi/check.h"
+#include "../tools/cvar.h"
 
 static int rank, size;
 static MPI_Datatype strided; /* one int, extent two ints */
@@ -157,10 +159,11 @@ static void t_reduce(long c, int root, int noncomm)
 int main(int argc, char **argv)
 {
     if (argc > 1) setenv("AXON_COLL_SHM_CHUNK", argv[1], 1);
-    setenv("AXON_COLL_ALLGATHER_ALGORITHM", "shm", 1);
-    setenv("AXON_COLL_ALLTOALL_ALGORITHM", "shm", 1);
-    setenv("AXON_COLL_ALLREDUCE_ALGORITHM", "shm", 1);
-    setenv("AXON_COLL_REDUCE_ALGORITHM", "shm", 1);
+    /* (MPI_T works before MPI_Init: the first collective uses these.) */
+    force_algorithm("allgather", "shm");
+    force_algorithm("alltoall", "shm");
+    force_algorithm("allreduce", "shm");
+    force_algorithm("reduce", "shm");
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -195,39 +198,20 @@ int main(int argc, char **argv)
         t_reduce(m, -1, 1);
         t_reduce(m, size - 1, 1);
     }
-    /* AXON_COLL_<NAME>_ALGORITHM is looked at every call (the library keeps
-     * what it read and notices setenv / unsetenv): an unknown name is
-     * MPI_ERR_ARG at once, a replaced or removed one works again, also
-     * after other variables came and went. (Axon only: other MPIs ignore
-     * the variable.) */
+    /* The allreduce's algorithm written between calls: each call uses the
+     * last value written (the segment, the library's choice, the
+     * point-to-point ones), and a refused write (no such item) keeps it. */
     {
-        int axon = 0;
-        char version[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len = 0;
-        MPI_Get_library_version(version, &len);
-        axon = strstr(version, "Axon") != NULL;
-        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-        int x = rank, y = -1, cls = -1;
-        struct { const char *set, *other; int unset, want; } steps[] = {
-            {"no_such_algorithm", NULL, 0, MPI_ERR_ARG}, /* replaced in place */
-            {"shm", NULL, 0, MPI_SUCCESS},
-            {NULL, NULL, 1, MPI_SUCCESS},                /* removed */
-            {"no_such_algorithm", NULL, 0, MPI_ERR_ARG}, /* added again */
-            {NULL, "AXON_TEST_OTHER", 0, MPI_ERR_ARG},  /* another variable added: still there */
-            {"recursive_doubling", NULL, 0, MPI_SUCCESS},
-            {NULL, NULL, 1, MPI_SUCCESS},
-        };
+        static const char *steps[] = {"shm", "auto", "recursive_doubling", "ring", "shm", "auto"};
         for (size_t k = 0; k < sizeof steps / sizeof steps[0]; ++k) {
-            if (steps[k].set) setenv("AXON_COLL_ALLREDUCE_ALGORITHM", steps[k].set, 1);
-            if (steps[k].unset) unsetenv("AXON_COLL_ALLREDUCE_ALGORITHM");
-            if (steps[k].other) setenv(steps[k].other, "1", 1);
-            int rc = MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-            MPI_Error_class(rc, &cls);
-            int want = axon ? steps[k].want : MPI_SUCCESS;
-            CHECK(cls == want, "step %zu: class %d want %d", k, cls, want);
-            CHECK(rc != MPI_SUCCESS || y == size * (size - 1) / 2, "step %zu: sum %d", k, y);
+            force_algorithm("allreduce", steps[k]);
+            if (cvar_library_is_axon())
+                CHECK(cvar_write_int("AXON_COLL_ALLREDUCE_ALGORITHM", 999) == MPI_T_ERR_INVALID,
+                      "step %zu: item 999 accepted", k);
+            int x = rank, y = -1;
+            CHECK_MPI(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+            CHECK(y == size * (size - 1) / 2, "step %zu (%s): sum %d", k, steps[k], y);
         }
-        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     }
     MPI_Op_free(&matmul);
     MPI_Type_free(&mat);

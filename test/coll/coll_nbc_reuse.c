@@ -11,11 +11,13 @@
  *     the same buffers (the new one may get the old one's address): the new
  *     layout must be used;
  *   - a user op freed and another one created between two calls;
- *   - the algorithm forced through AXON_COLL_ALLREDUCE_ALGORITHM changed
- *     between calls with the same arguments (other MPIs ignore it);
+ *   - the algorithm forced through AXON_COLL_ALLREDUCE_ALGORITHM (its MPI_T
+ *     control variable) changed between calls with the same arguments
+ *     (Axon only);
  *   - a communicator freed after such calls, and one freed while a call is
  *     still in flight. */
 #include "../mpi/check.h"
+#include "../tools/cvar.h"
 
 static int rank, size;
 
@@ -141,24 +143,22 @@ static void new_op_same_buffers(void)
 
 static void forced_algorithm_changes(void)
 {
-    static const char *algs[] = {"recursive_doubling", "ring", "rabenseifner", NULL};
+    static const char *algs[] = {"recursive_doubling", "ring", "rabenseifner", "auto"};
     enum { N = 50 };
     int in[N], out[N];
     for (int round = 0; round < 8; ++round) {
-        if (algs[round % 4]) setenv("AXON_COLL_ALLREDUCE_ALGORITHM", algs[round % 4], 1);
-        else unsetenv("AXON_COLL_ALLREDUCE_ALGORITHM");
+        force_algorithm("allreduce", algs[round % 4]);
         for (int i = 0; i < N; ++i) in[i] = rank + i * round;
         MPI_Request rq;
         CHECK_MPI(MPI_Iallreduce(in, out, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &rq));
         CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
         for (int i = 0; i < N; ++i)
             if (out[i] != size * (size - 1) / 2 + size * i * round) {
-                CHECK(0, "round %d (%s): item %d = %d", round, algs[round % 4] ? algs[round % 4] : "default", i,
-                      out[i]);
+                CHECK(0, "round %d (%s): item %d = %d", round, algs[round % 4], i, out[i]);
                 break;
             }
     }
-    unsetenv("AXON_COLL_ALLREDUCE_ALGORITHM");
+    force_algorithm("allreduce", "auto");
 }
 
 static void freed_communicators(void)

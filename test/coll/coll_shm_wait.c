@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "../mpi/check.h"
+#include "../tools/cvar.h"
 
 static int rank, size;
 
@@ -263,13 +264,9 @@ int main(int argc, char **argv)
     setenv("AXON_COLL_SHM_YIELDS", argc > 2 ? argv[2] : "0", 1);
     if (argc > 3) setenv("AXON_COLL_SHM_PEER_SPIN_US", argv[3], 1);
     setenv("AXON_COLL_SHM_CHUNK", "4096", 1);
-    static const char *kinds[] = {"BARRIER", "BCAST", "REDUCE", "ALLREDUCE", "ALLGATHER", "GATHER", "SCATTER",
-                                  "ALLTOALL"};
-    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
-        char name[64];
-        snprintf(name, sizeof name, "AXON_COLL_%s_ALGORITHM", kinds[k]);
-        setenv(name, "shm", 1);
-    }
+    static const char *kinds[] = {"barrier", "bcast", "reduce", "allreduce", "allgather", "gather", "scatter",
+                                  "alltoall"};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) force_algorithm(kinds[k], "shm");
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);

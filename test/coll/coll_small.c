@@ -22,6 +22,7 @@
  * a non-commutative user op on MPI_2INT (composition of affine maps, so the
  * operand order shows), MPI_IN_PLACE at the root. */
 #include "../mpi/check.h"
+#include "../tools/cvar.h"
 
 static int rank, size;
 
@@ -47,8 +48,8 @@ int main(int argc, char **argv)
         setenv("AXON_COLL_REDUCE_FLAT", strcmp(mode, "flat") ? "0" : "1", 1);
         setenv("AXON_COLL_BCAST_FLAT", strcmp(mode, "flat") ? "0" : "1", 1);
     } else {
-        setenv("AXON_COLL_REDUCE_ALGORITHM", "shm", 1);
-        setenv("AXON_COLL_BCAST_ALGORITHM", "shm", 1);
+        force_algorithm("reduce", "shm");
+        force_algorithm("bcast", "shm");
     }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

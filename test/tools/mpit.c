@@ -1,5 +1,5 @@
 /* mpit: the MPI tool information interface. Control variables are the
- * AXON_* parameters (read through handles, never writable); categories
+ * AXON_* parameters (read through handles; only the collective algorithm choices are writable); categories
  * cover every variable exactly once; performance variables count exactly:
  * eager and rendezvous sends, messages and bytes through the shared-memory
  * rings, CMA bytes, unexpected messages and the unexpected-queue length.
