@@ -4,7 +4,8 @@
 // devices and their ports (state, link layer, active MTU), the GID table with
 // each entry's RoCE version and network device, the locked-memory limit
 // (memory registration pins pages against it), huge pages, and how far (NUMA
-// distance) each device is from the cores this process may run on. Reads
+// distance) each device is from the cores this process may run on, and
+// whether the registration cache is on (src/rcache) or why not. Reads
 // sysfs for everything it can, so it also works in a build without verbs;
 // libibverbs adds the port attributes sysfs lacks (active MTU). The GPU part
 // asks the CUDA driver (dlopen'ed, as Axon does) for each GPU, peer access
@@ -15,6 +16,7 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <mpi.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -31,6 +33,7 @@
 #include <vector>
 
 #include "axon_config.h"
+#include "rcache/rcache.h"  // describe() only: the state comes from the library through MPI_T
 #ifdef AXON_HAVE_VERBS
 #include <infiniband/verbs.h>
 #endif
@@ -434,6 +437,28 @@ std::map<std::pair<std::string, int>, ibv_port_attr> verbs_ports() {
 }
 #endif
 
+// The registration cache's state as the library has it in this process:
+// the MPI_T variable axon_rcache_state, whose reading installs the memory
+// hooks as an MPI job's first cache would (same libc, same environment).
+std::string registration_cache_state() {
+  int provided = 0, index = -1, count = 0;
+  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return "unknown (MPI_T_init_thread failed)";
+  unsigned long long state = ~0ull;
+  MPI_T_pvar_session session;
+  MPI_T_pvar_handle handle;
+  bool read = false;
+  if (MPI_T_pvar_get_index("axon_rcache_state", MPI_T_PVAR_CLASS_LEVEL, &index) == MPI_SUCCESS &&
+      MPI_T_pvar_session_create(&session) == MPI_SUCCESS) {
+    if (MPI_T_pvar_handle_alloc(session, index, nullptr, &handle, &count) == MPI_SUCCESS) {
+      read = MPI_T_pvar_read(session, handle, &state) == MPI_SUCCESS;
+      MPI_T_pvar_handle_free(session, &handle);
+    }
+    MPI_T_pvar_session_free(&session);
+  }
+  MPI_T_finalize();
+  return read ? axon::rcache::describe(state) : "unknown (no axon_rcache_state variable)";
+}
+
 }  // namespace
 
 #ifdef AXON_HAVE_VERBS
@@ -525,14 +550,14 @@ int run_doctor() {
 #ifdef AXON_HAVE_VERBS
   auto ports = verbs_ports();
   std::printf("  verbs transport: built in\n");
-  // Nothing tells Axon soundly when a registered buffer is unmapped (glibc's
-  // free() calls munmap internally, past any symbol interposition), so a
-  // cached registration could serve a buffer's old pages: not cached.
-  std::printf("  registration cache: off (no sound invalidation of freed memory): each rendezvous "
-              "registers the buffers it moves and deregisters them when done\n");
 #else
   std::printf("  verbs transport: NOT built (configure found no libibverbs/librdmacm development files)\n");
 #endif
+  // Caching registrations is sound only with the memory hooks (src/rcache):
+  // without them every transfer registers and deregisters its buffers.
+  const std::string rcache = registration_cache_state();
+  std::printf("  registration cache: %s%s\n", rcache.c_str(),
+              rcache.rfind("on:", 0) == 0 ? "" : "; each transfer registers the buffers it moves and deregisters them");
   gpu_report(&problems);
   const std::string base = "/sys/class/infiniband";
   std::vector<std::string> devices = list_dir(base);
