@@ -78,6 +78,9 @@ FragmentCursor& cursor_for(Request* r, size_t items) {
 Counter eager_sends{"axon_pml_eager_sends", Counter::Class::Counter,
                     "Sends whose data went with the first message (eager protocol)"};
 
+Counter fragments_sent{"axon_pml_fragments_sent", Counter::Class::Counter,
+                      "Fragments of large host messages streamed through the transport's eager path "
+                      "(no single-copy transfer to that peer)"};
 Counter eager_packed{"axon_pml_eager_packed", Counter::Class::Counter,
                     "Eager sends of non-contiguous data packed straight into the transport's buffer (no "
                     "staging copy)"};
@@ -180,6 +183,7 @@ bool stream_fragments(Request* r) {
       r->error = MPI_ERR_OTHER;
       break;
     }
+    fragments_sent.add();
     r->offset += chunk;
   }
   finish_send(r);

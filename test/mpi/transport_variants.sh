@@ -5,19 +5,24 @@
 # CMA without the sender helping, a tiny eager limit and ring (so messages
 # fragment and sends queue behind a full ring), and waiting without spinning.
 . "$AXON_SRCDIR/test/launcher/lib.sh"
+# Each variant with the name protocol_variants checks it by: the counters
+# that show the variant took effect (test/mpi/protocol_variants.c).
 variants=(
-    "AXON_BTL_SM_CMA=0"
-    "AXON_BTL_SM_CMA_SENDER_HELPS=0"
-    "AXON_BTL_SM_EAGER_LIMIT=256 AXON_BTL_SM_SLOTS=2"
-    "AXON_WAIT_SPIN=0"
+    "default:"
+    "no-cma:AXON_BTL_SM_CMA=0"
+    "no-help:AXON_BTL_SM_CMA_SENDER_HELPS=0"
+    "tiny-ring:AXON_BTL_SM_EAGER_LIMIT=256 AXON_BTL_SM_SLOTS=2"
+    "no-spin:AXON_WAIT_SPIN=0"
 )
-for variant in "${variants[@]}"; do
+for entry in "${variants[@]}"; do
+    name=${entry%%:*} variant=${entry#*:}
     exports=()
     for assignment in $variant; do exports+=(-x "$assignment"); done
-    for program in p2p_basic p2p_ordering p2p_nonblocking; do
-        run_mpirun -np 2 "${exports[@]}" "$AXON_BUILDDIR/test/mpi/$program" marker=$marker
-        expect_rc 0 "$program with $variant"
+    for program in p2p_basic p2p_ordering p2p_nonblocking "protocol_variants $name"; do
+        # shellcheck disable=SC2086
+        run_mpirun -np 2 "${exports[@]}" "$AXON_BUILDDIR/test/mpi/"$program marker=$marker
+        expect_rc 0 "$program with ${variant:-the defaults}"
     done
-    echo "ok: $variant"
+    echo "ok: $name ${variant}"
 done
 expect_no_orphans

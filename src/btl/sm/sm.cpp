@@ -82,6 +82,9 @@ Counter ring_full{"axon_btl_sm_ring_full", Counter::Class::Counter,
 Counter cma_bytes{"axon_btl_sm_cma_bytes", Counter::Class::Counter,
                   "Bytes this rank copied between processes with process_vm_readv/writev (single-copy "
                   "large messages; the sender's helping share included)"};
+Counter cma_helped{"axon_btl_sm_cma_helped_bytes", Counter::Class::Counter,
+                   "Bytes of its own large messages this rank, as the sender, wrote into the receiver "
+                   "while the receiver read the rest (AXON_BTL_SM_CMA_SENDER_HELPS)"};
 
 // Two overlapping moves of W bytes: any length from W to 2 W.
 template <size_t W> inline void copy_overlapping(uint8_t* d, const uint8_t* s, size_t n) {
@@ -417,6 +420,7 @@ class SharedMemoryTransport final : public Transport {
           break;
         }
         d.bytes_done.fetch_add(n, std::memory_order_acq_rel);
+        cma_helped.add(n);
         ++helped;
       }
     }
