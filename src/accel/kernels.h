@@ -29,7 +29,7 @@ extern BoolParam kernels_param;
 extern Counter gpu_packs;         // pack/unpack done by a GPU kernel
 extern Counter gpu_reductions;    // reductions done by a GPU kernel
 extern Counter host_staged_ops;   // device pack/unpack/reductions done on host copies
-// Reducing collectives on GPU buffers (src/mpi/coll.cpp): whose local
+// Reducing collectives on GPU buffers (src/coll/device_staging.cpp): whose local
 // combine steps run as GPU kernels, and those that combine on the CPU
 // (no kernels, a user-defined op, a type the kernels do not cover).
 extern Counter coll_kernel_reductions;

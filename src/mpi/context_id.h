@@ -174,7 +174,8 @@ inline uint32_t string_tag_hash(const char* s) {  // FNV-1a
   for (; *s; ++s) hash = (hash ^ static_cast<uint8_t>(*s)) * 16777619u;
   return hash;
 }
-// Neighbourhood collectives (src/mpi/neighbor.cpp) use kTagNeighbor - k for
+// Neighbourhood collectives (src/mpi/neighbor.cpp hands kTagNeighbor to
+// src/coll/neighbor.cpp) use kTagNeighbor - k for
 // k below twice the number of cartesian dimensions: below every tag above.
 constexpr int kTagNeighbor = -0x20000000;
 

@@ -134,8 +134,9 @@ int transfer(const Window* w, int target, uint64_t at, size_t count, const Datat
     ssize_t n = write ? process_vm_writev(p.pid, &local, 1, remote.data(), remote.size(), 0)
                       : process_vm_readv(p.pid, &local, 1, remote.data(), remote.size(), 0);
     if (n != static_cast<ssize_t>(batch)) {
-      // EPERM: the ptrace policy forbids CMA; the active-message path that
-      // would replace it is not implemented yet (docs/rma.md).
+      // The window's probe allowed CMA at creation; failing now (the target
+      // died, or its ptrace policy changed) leaves nothing to fall back to
+      // mid-epoch: windows choose active messages only when they are made.
       log::error("osc: %s of %zu bytes at rank %d failed: %s", write ? "process_vm_writev" : "process_vm_readv",
                  batch, target, n < 0 ? strerror(errno) : "short transfer");
       rc = n < 0 && errno == EFAULT ? MPI_ERR_RMA_RANGE : MPI_ERR_OTHER;

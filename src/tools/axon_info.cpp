@@ -54,7 +54,7 @@ void usage() {
       "  --version     print the version\n"
       "  -h, --help    print this text\n"
       "\n"
-      "See also: mpirun(1), mpicc(1), mpifort(1), docs/performance.md for the parameters.\n");
+      "See also: mpirun(1), mpicc(1), mpifort(1), axon_info --params for the parameters, docs/performance.md for measured figures.\n");
 }
 
 int list_params() {

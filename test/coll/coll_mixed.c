@@ -1,5 +1,5 @@
 /* Node-level (shm) allgather, alltoall, allreduce and reduce around the
- * limits where src/coll/shm.cpp switches paths, with exact results:
+ * limits where src/coll/shm/ switches paths, with exact results:
  *
  *   - allgather / alltoall: even ranks pass MPI_INT (contiguous: the byte
  *     path that copies with memcpy), odd ranks a strided type with the same

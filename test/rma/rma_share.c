@@ -228,7 +228,7 @@ int main(int argc, char **argv)
     MPI_Get_library_version(version, &len);
     axon = strstr(version, "Axon") != NULL;
 #if defined(__SANITIZE_ADDRESS__)
-    axon = 0; /* sanitizer builds of Axon do not move window memory (osc.cpp) */
+    axon = 0; /* sanitizer builds of Axon do not move window memory (src/osc/shared.cpp) */
 #endif
     const char *env = getenv("AXON_OSC_SHARE_CREATE");
     /* Off by default (AXON_OSC_SHARE_CREATE=1 turns it on). */
