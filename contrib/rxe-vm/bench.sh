@@ -8,6 +8,8 @@
 # Axon tree (its libmpi_abi is used in place).
 # bench.sh BUILD_DIR RUNS large: 16-64 MiB one-way times, send buffer
 # registered whole against exposed in segments (docs/verbs.md).
+# bench.sh BUILD_DIR RUNS rcache: rendezvous bandwidth 1-8 MiB with the
+# registration cache on (AXON_RCACHE=1) and off (=0).
 #
 # Soft-RoCE under qemu TCG is emulated end to end: absolute numbers say
 # nothing about real hardware; the ratios between rows are what to read.
@@ -46,6 +48,35 @@ EOF
   echo "| size (B) | whole buffer registered first (us) | exposed in 4 MiB segments (us) |"
   echo "|---:|---:|---:|"
   for s in 16777216 67108864; do echo "| $s | $(cell large_seg0 $s) | $(cell large_seg4194304 $s) |"; done
+  exit 0
+fi
+if [ "${3:-}" = rcache ]; then
+  # bench.sh BUILD_DIR RUNS rcache: pt2pt_bw (the same buffers sent again and
+  # again, RGET, window 4) for 1-8 MiB with AXON_RCACHE=1 (each buffer
+  # registered once) against AXON_RCACHE=0 (the receiver's pieces and the
+  # sender's buffer registered and deregistered for every message),
+  # alternating, medians over the runs. Each size's timed part is capped
+  # (RCACHE_SECONDS, default 6 s) so a run stays within minutes under TCG.
+  cc -O2 -I"$SRC/include" -o "$OUT/axon_bw" "$SRC/contrib/bench/pt2pt_bw.c" "$SRC/contrib/bench/bandwidth.c" \
+    "$SRC/contrib/bench/bench_common.c" -L"$LIB" -Wl,-rpath,"$LIB" -lmpi_abi -lm || exit 1
+  cat > "$OUT/guest_rcache.sh" <<EOF
+#!/bin/sh
+cat /proc/loadavg
+for r in \$(seq $RUNS); do
+  for on in 1 0; do
+    AXON_BTL=verbs,self AXON_RCACHE=\$on $B/src/launcher/mpirun -np 2 $OUT/axon_bw -m 1M:8M -w 4 -r 3 \
+      -t ${RCACHE_SECONDS:-6} > $OUT/rcache_on\$on.\$r 2>&1
+  done
+done
+cat /proc/loadavg
+EOF
+  rm -f "$OUT"/rcache_on*.[0-9]*
+  AXON_RXE_VM_RW=$B AXON_RXE_VM_TIMEOUT=${AXON_RXE_VM_TIMEOUT:-1800} "$HERE/run-in-rxe-vm.sh" "sh $OUT/guest_rcache.sh" || exit $?
+  median() { sort -g | awk '{v[NR]=$1} END {if (NR) print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2); else print "-"}'; }
+  cell() { for f in "$OUT/$1".[0-9]*; do [ -f "$f" ] && awk -v s="$2" '$1 == s {print $2}' "$f"; done | median; }
+  echo "| size (B) | AXON_RCACHE=1 (MB/s) | AXON_RCACHE=0 (MB/s) |"
+  echo "|---:|---:|---:|"
+  for s in 1048576 2097152 4194304 8388608; do echo "| $s | $(cell rcache_on1 $s) | $(cell rcache_on0 $s) |"; done
   exit 0
 fi
 if [ "${3:-}" = rma ]; then

@@ -82,6 +82,30 @@ case "$1" in
     AXON_BTL_VERBS_RNDV=put AXON_BTL_VERBS_PIPELINE_CHUNK=65536 run rails_put_np3 3 test/verbs/rndv put 0 rails
     run rails_pingpong_np2 2 test/verbs/pingpong 4194304
     AXON_BTL_VERBS_RAILS=1 run one_rail_np2 2 test/verbs/rndv get 0 onerail ;;
+  overlap)
+    # A 16 MiB RDMA READ in flight (rank 1 -> rank 0) while rank 2 ping-pongs
+    # with rank 0: rank 0 must answer at least 10 pings between the first
+    # piece read and the last (get() posts and returns; completions come from
+    # progress). 64 KiB pieces, 2 in flight: rxe in the VM carries every QP
+    # through one emulated loopback, so a ping waits behind the READ data
+    # queued ahead of it; little in flight keeps that wait short.
+    AXON_BTL_VERBS_PIPELINE_CHUNK=65536 AXON_BTL_VERBS_PIPELINE_DEPTH=2 \
+      run overlap_np3 3 test/verbs/overlap 16777216 10 ;;
+  rcache)
+    # The registration cache (MPI_T counters, see test/verbs/regcache.c): a
+    # buffer sent 10 times is registered once on the exposing side and once
+    # per piece on the moving side (RGET and RPUT); memory replaced under a
+    # cached registration (munmap + mmap, mmap MAP_FIXED, madvise, free +
+    # malloc at the same address) is never served stale; AXON_RCACHE=off:
+    # no hits, a registration per use, exact data.
+    AXON_BTL_VERBS_PIPELINE_CHUNK=262144 run reuse_get_np2 2 test/verbs/regcache reuse get 1056768 262144
+    AXON_BTL_VERBS_PIPELINE_CHUNK=262144 AXON_BTL_VERBS_RNDV=put \
+      run reuse_put_np2 2 test/verbs/regcache reuse put 1056768 262144
+    run remap_get_np2 2 test/verbs/regcache remap 1052675
+    AXON_BTL_VERBS_RNDV=put run remap_put_np2 2 test/verbs/regcache remap 1052675
+    AXON_RCACHE=off AXON_BTL_VERBS_PIPELINE_CHUNK=262144 \
+      run off_get_np2 2 test/verbs/regcache off get 1056768 262144
+    AXON_RCACHE=off run off_remap_np2 2 test/verbs/regcache remap 1052675 ;;
   rma)
     # One-sided communication by active messages over verbs: AXON_OSC_PATH=am
     # reaches every other rank of a window through rxe0 (the ranks share the

@@ -2,8 +2,9 @@
 // verbs: reliable-connected queue pairs set up by librdmacm, eager messages
 // as SENDs into pre-posted buffers under per-peer credits, rendezvous by
 // RDMA READ of the sender's registered buffer (or RDMA WRITE into the
-// receiver's), pipelined, striped over two ports when there are two. See
-// docs/verbs.md.
+// receiver's), one asynchronous work request per piece the PML hands over,
+// registrations kept in the registration cache, pieces spread over two ports
+// when there are two. See docs/verbs.md.
 #pragma once
 
 #include <memory>
