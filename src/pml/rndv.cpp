@@ -216,36 +216,28 @@ bool next_segment(Request* r, size_t n, bool write, void (*moved)(Transfer*, boo
 void read_segments(Request* r);
 void write_segments(Request* r);
 
-// A segment moved: acknowledge it unless it was the last, then go on.
-void segment_read(Transfer* x, bool ok) {
+// A segment moved: acknowledge it unless it was the last (kAmSegAck from the
+// RGET receiver, kAmPutSegAck from the RPUT sender), then go on.
+void segment_moved(Transfer* x, bool ok) {
   Request* r = x->r;
   r->seg_moving = false;
   if (!ok) r->error = MPI_ERR_OTHER;
-  uint64_t count = (r->bytes + r->seg_size - 1) / r->seg_size;
+  size_t total = x->write ? r->message_length : r->bytes;
+  uint64_t count = (total + r->seg_size - 1) / r->seg_size;
   if (++r->seg_index < count) {
-    SegInfo info{r->remote_id, to_id(r), r->seg_index - 1, r->bytes};
-    send_control(r->dest_world, kAmSegAck, &info, sizeof info);
+    uint64_t mine = to_id(r);
+    SegInfo info{x->write ? mine : r->remote_id, x->write ? r->remote_id : mine, r->seg_index - 1, total};
+    send_control(r->dest_world, x->write ? kAmPutSegAck : kAmSegAck, &info, sizeof info);
   }
-  read_segments(r);
-}
-
-void segment_written(Transfer* x, bool ok) {
-  Request* r = x->r;
-  r->seg_moving = false;
-  if (!ok) r->error = MPI_ERR_OTHER;
-  uint64_t count = (r->message_length + r->seg_size - 1) / r->seg_size;
-  if (++r->seg_index < count) {
-    SegInfo info{to_id(r), r->remote_id, r->seg_index - 1, r->message_length};
-    send_control(r->dest_world, kAmPutSegAck, &info, sizeof info);
-  }
-  write_segments(r);
+  if (x->write) write_segments(r);
+  else read_segments(r);
 }
 
 // Receiver of a segmented RTS: reads the segments in order as their keys
 // come (the sender exposes segment k+2 when k is acknowledged); after the
 // last, FIN.
 void read_segments(Request* r) {
-  if (!next_segment(r, r->bytes, false, segment_read)) return;
+  if (!next_segment(r, r->bytes, false, segment_moved)) return;
   send_reply(r->dest_world, kAmFin, r->remote_id, 0);
   finish_recv(r);
 }
@@ -254,7 +246,7 @@ void read_segments(Request* r) {
 // order as their keys come; after the last, PUT-FIN. The keys are the
 // receiver's: cleared as used, never released here.
 void write_segments(Request* r) {
-  if (!next_segment(r, r->message_length, true, segment_written)) return;
+  if (!next_segment(r, r->message_length, true, segment_moved)) return;
   r->seg_keys[0] = r->seg_keys[1] = 0;
   ReplyInfo fin{r->error == MPI_SUCCESS ? 0u : 1u, r->remote_id};
   send_control(r->dest_world, kAmPutFin, &fin, sizeof fin);
