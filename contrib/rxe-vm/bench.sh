@@ -20,6 +20,10 @@ B=$(cd "${1:?usage: bench.sh BUILD_DIR [RUNS]}" && pwd)
 RUNS=${2:-3}
 OUT=$B/rxe-bench
 mkdir -p "$OUT"
+# The median of the numbers on stdin; cell FILE_PREFIX SIZE: the median of
+# SIZE's second column over the runs' files.
+median() { sort -g | awk '{v[NR]=$1} END {if (NR) print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2); else print "-"}'; }
+cell() { for f in "$OUT/$1".[0-9]*; do [ -f "$f" ] && awk -v s="$2" '$1 == s {print $2}' "$f"; done | median; }
 LIB=$B/.libs
 if [ "${3:-}" = large ]; then
   # bench.sh BUILD_DIR RUNS large: one-way time of 16 and 64 MiB
@@ -43,8 +47,6 @@ cat /proc/loadavg
 EOF
   rm -f "$OUT"/large_seg*.[0-9]*
   AXON_RXE_VM_RW=$B AXON_RXE_VM_TIMEOUT=${AXON_RXE_VM_TIMEOUT:-1800} "$HERE/run-in-rxe-vm.sh" "sh $OUT/guest_large.sh" || exit $?
-  median() { sort -g | awk '{v[NR]=$1} END {if (NR) print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2); else print "-"}'; }
-  cell() { for f in "$OUT/$1".[0-9]*; do [ -f "$f" ] && awk -v s="$2" '$1 == s {print $2}' "$f"; done | median; }
   echo "| size (B) | whole buffer registered first (us) | exposed in 4 MiB segments (us) |"
   echo "|---:|---:|---:|"
   for s in 16777216 67108864; do echo "| $s | $(cell large_seg0 $s) | $(cell large_seg4194304 $s) |"; done
@@ -72,8 +74,6 @@ cat /proc/loadavg
 EOF
   rm -f "$OUT"/rcache_on*.[0-9]*
   AXON_RXE_VM_RW=$B AXON_RXE_VM_TIMEOUT=${AXON_RXE_VM_TIMEOUT:-1800} "$HERE/run-in-rxe-vm.sh" "sh $OUT/guest_rcache.sh" || exit $?
-  median() { sort -g | awk '{v[NR]=$1} END {if (NR) print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2); else print "-"}'; }
-  cell() { for f in "$OUT/$1".[0-9]*; do [ -f "$f" ] && awk -v s="$2" '$1 == s {print $2}' "$f"; done | median; }
   echo "| size (B) | AXON_RCACHE=1 (MB/s) | AXON_RCACHE=0 (MB/s) |"
   echo "|---:|---:|---:|"
   for s in 1048576 2097152 4194304 8388608; do echo "| $s | $(cell rcache_on1 $s) | $(cell rcache_on0 $s) |"; done
@@ -106,10 +106,6 @@ done
 EOF
   rm -f "$OUT"/rma_*.[0-9]*
   AXON_RXE_VM_RW=$B AXON_RXE_VM_TIMEOUT=${AXON_RXE_VM_TIMEOUT:-1800} "$HERE/run-in-rxe-vm.sh" "sh $OUT/guest_rma.sh" || exit $?
-  median() { sort -g | awk '{v[NR]=$1} END {if (NR) print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2); else print "-"}'; }
-  cell() {  # cell FILE_PREFIX SIZE: median usec over the runs
-    for f in "$OUT/$1".[0-9]*; do [ -f "$f" ] && awk -v s="$2" '$1 == s {print $2}' "$f"; done | median
-  }
   echo "| operation | bytes | Axon, active messages (us) | Axon, RDMA (us) | Open MPI + UCX (us) |"
   echo "|---|---:|---:|---:|---:|"
   for op in $OPS; do
@@ -159,7 +155,6 @@ EOF
 rm -f "$OUT"/*.[0-9] "$OUT"/*.client "$OUT"/*.server
 AXON_RXE_VM_RW=$B AXON_RXE_VM_TIMEOUT=${AXON_RXE_VM_TIMEOUT:-1200} "$HERE/run-in-rxe-vm.sh" "sh $OUT/guest.sh" || exit $?
 
-median() { sort -g | awk '{v[NR]=$1} END {if (NR) print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2); else print "-"}'; }
 # perftest: the typical latency (usec) and average bandwidth (MB/s) columns of the result line
 lat=$(for f in "$OUT"/send_lat.*.client; do awk '$1 == 8 {print $5}' "$f"; done | median)
 bw=$(for f in "$OUT"/write_bw.*.client; do awk '$1 == 1048576 {print $4}' "$f"; done | median)
