@@ -48,7 +48,10 @@ class RecycledObjects {
 
  private:
   std::mutex lock_;
-  std::vector<T*> free_;
+  // Never destroyed: a freed handle must stay recognisable (its dead magic)
+  // until the process ends, even to code running after static destructors,
+  // and the list keeps the pool reachable for LeakSanitizer.
+  std::vector<T*>& free_ = *new std::vector<T*>;
 };
 
 constexpr uint32_t kErrhandlerMagic = 0x45525248u;  // "ERRH"
