@@ -207,8 +207,7 @@ int Transport::send_packed(int peer, int am_id, const void* header, size_t heade
   return send(peer, am_id, header, header_len, pack_buffer_.data(), payload_len);
 }
 
-int DoneQueue::run() {
-  if (ready_.empty()) return 0;
+int DoneQueue::run_ready() {
   // A callback may post again and so push here: run only what was queued.
   running_.swap(ready_);
   int n = static_cast<int>(running_.size());

@@ -222,9 +222,11 @@ class DoneQueue {
   void push(RdmaOp* op, int status) { ready_.push_back({op, status}); }
   bool empty() const { return ready_.empty(); }
   // Runs the callbacks queued so far (one may post again); returns how many.
-  int run();
+  // Inline for the empty case: transports call it on every progress().
+  int run() { return ready_.empty() ? 0 : run_ready(); }
 
  private:
+  int run_ready();
   struct Ready {
     RdmaOp* op;
     int status;

@@ -187,8 +187,7 @@ int describe_self(Entry* e) {
   snprintf(e->nspace, sizeof e->nspace, "%s", job.nspace.c_str());
   snprintf(e->host, sizeof e->host, "%s", job.hostname.c_str());
   e->rank = job.rank;
-  std::vector<uint8_t> card;
-  progress::Guard guard;
+  std::vector<uint8_t> card;  // pml::local_card takes the lock itself
   if (!pml::local_card(&card) || card.size() > sizeof e->card) return MPI_ERR_INTERN;
   e->card_len = static_cast<uint32_t>(card.size());
   std::memcpy(e->card, card.data(), card.size());
