@@ -34,7 +34,6 @@ void unknown_am(int src, const void*, size_t len) {
 }
 
 AmHandler handlers[kMaxAmIds];
-bool unordered[kMaxAmIds];  // set_unordered()
 std::vector<std::unique_ptr<Transport>> transports;
 std::vector<Transport*> routes;  // by world rank
 // Progress: the transports that are some peer's route run on every call;
@@ -75,8 +74,6 @@ bool enabled(const char* name) {
 
 void register_handler(int am_id, AmHandler h) { handlers[am_id] = h; }
 
-void set_unordered(int am_id) { unordered[am_id] = true; }
-bool is_unordered(int am_id) { return am_id >= 0 && am_id < kMaxAmIds && unordered[am_id]; }
 
 AmHandler handler(int am_id) {
   AmHandler h = am_id >= 0 && am_id < kMaxAmIds ? handlers[am_id] : nullptr;

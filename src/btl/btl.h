@@ -22,12 +22,6 @@ using AmHandler = void (*)(int src_world_rank, const void* msg, size_t len);
 constexpr int kMaxAmIds = 32;
 void register_handler(int am_id, AmHandler handler);
 AmHandler handler(int am_id);
-// The upper layer marks the messages that carry their own place (fragments
-// with their offset) as order-insensitive: a transport may deliver those out
-// of order with respect to other messages, e.g. spread over several
-// connections (btl/tcp striping). Everything else stays in order.
-void set_unordered(int am_id);
-bool is_unordered(int am_id);
 
 // Kinds of memory a transport's operations can touch directly in this
 // process (Caps::memory): a protocol stages anything else through host memory.
@@ -41,10 +35,16 @@ enum MemoryKind : uint8_t {
 // call that posted it, so the poster finishes its own bookkeeping first):
 // status kOk when the bytes are in place, a negative axon::Status when the
 // transfer failed (an error was reported). `context` is the poster's.
+// `rail` is the poster's choice of path (Transport::rails): the transport
+// carries the operation there.
 struct RdmaOp {
   void (*done)(RdmaOp* op, int status) = nullptr;
   void* context = nullptr;
+  int rail = 0;
 };
+
+// Most parallel paths one transport keeps to one peer (Transport::rails).
+constexpr int kMaxRails = 8;
 
 // Packs the next `len` payload bytes into `dst` for send_packed().
 using PackFn = void (*)(void* context, uint8_t* dst, size_t len);
@@ -105,9 +105,35 @@ class Transport {
   virtual int send_packed(int peer, int am_id, const void* header, size_t header_len, size_t payload_len,
                           PackFn pack, void* context);
 
+  // ---- rails: parallel paths to one peer (ports, devices, NIC pairs) ----
+  // The protocols above choose which rail carries what (src/pml/stripe.cpp
+  // stripes rendezvous pieces and fragments by weight); the transport carries
+  // each message or operation on the rail it is given and chooses nothing.
+  // Rail 0 always exists and carries send() in order; everything else the
+  // transport reaches the peer by is a further rail. Rails usable to `peer`
+  // now: 1 .. kMaxRails.
+  virtual int rails(int peer) const {
+    (void)peer;
+    return 1;
+  }
+  // A rail's share of the traffic, relative to the peer's other rails (its
+  // link rate, in Mb/s); 0: not usable at the moment (still connecting).
+  virtual uint32_t rail_weight(int peer, int rail) const {
+    (void)peer; (void)rail;
+    return 1;
+  }
+  // send() on rail `rail` (< rails(peer)). Messages on one rail arrive in
+  // order; on different rails in any order, so only messages that carry their
+  // own place (fragments with their offset) go on a rail other than 0.
+  virtual int send_on(int rail, int peer, int am_id, const void* header, size_t header_len, const void* payload,
+                      size_t payload_len) {
+    (void)rail;
+    return send(peer, am_id, header, header_len, payload, payload_len);
+  }
+
   // Makes `len` bytes at `addr` readable by `peer` through get(); returns the
-  // key the peer must pass to get() (0 when the transport needs none). The
-  // memory stays exposed until unexpose().
+  // key the peer must pass to get() (0 when the transport needs none), valid
+  // on every rail to the peer. The memory stays exposed until unexpose().
   virtual uint64_t expose(int peer, const void* addr, size_t len) {
     (void)peer; (void)addr; (void)len;
     return 0;

@@ -151,6 +151,18 @@ void release_exposure(Request* r);
 // Posts transfers that found the transport full; returns how many moved.
 int rndv_retry();
 
+// ---- multi-rail striping (stripe.cpp) ------------------------------------------
+// The rail of `t` to `peer` that should carry the next `len` bytes: of the
+// usable rails (Transport::rails, weight > 0) not in `refused` (bit k: rail k
+// said kAgain just now), the one that would finish its share of the bytes so
+// far first, shares weighted by Transport::rail_weight. -1 when every usable
+// rail refused. Rail 0 at once for a peer with one rail.
+int pick_rail(btl::Transport* t, int peer, size_t len, unsigned refused);
+// `rail` took `len` bytes for `peer` (after a kOk from the transport).
+void charge_rail(btl::Transport* t, int peer, int rail, size_t len);
+// Forgets the rails' shares (btl finalize: peers and transports go away).
+void reset_rails();
+
 inline Request* from_id(uint64_t id) { return reinterpret_cast<Request*>(id); }
 inline uint64_t to_id(Request* r) { return reinterpret_cast<uint64_t>(r); }
 

@@ -130,7 +130,6 @@ int init() {
   btl::register_handler(kAmSegKey, checked<kAmSegKey, on_seg_key>);
   btl::register_handler(kAmPutSegAck, checked<kAmPutSegAck, on_put_seg_ack>);
   btl::register_handler(kAmPutSegKey, checked<kAmPutSegKey, on_put_seg_key>);
-  btl::set_unordered(kAmFrag);  // each fragment carries its offset: transports may stripe them
   btl::register_handler(kAmCancel, checked<kAmCancel, on_cancel>);
   btl::register_handler(kAmCancelReply, checked<kAmCancelReply, on_cancel_reply>);
   // The PML's queued sends, replies and stalled transfers go first after the
@@ -141,6 +140,7 @@ int init() {
 
 void finalize() {
   accel::finalize();
+  reset_rails();  // a re-initialised runtime (sessions) opens new transports
   for (Request* r : request_pool) delete r;
   request_pool.clear();
 }

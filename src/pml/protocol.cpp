@@ -175,8 +175,16 @@ bool stream_fragments(Request* r) {
       chunk = fc->pending;
       data = fc->bounce.data();
     }
+    // Each fragment carries its offset, so fragments may take different
+    // rails (stripe.cpp) and arrive in any order.
     FragInfo fi{r->remote_id, r->offset};
-    int rc = t->send(r->dest_world, kAmFrag, &fi, sizeof fi, data, chunk);
+    int rc = kAgain;
+    unsigned refused = 0;
+    for (int rail; rc == kAgain && (rail = pick_rail(t, r->dest_world, chunk, refused)) >= 0; refused |= 1u << rail) {
+      rc = rail == 0 ? t->send(r->dest_world, kAmFrag, &fi, sizeof fi, data, chunk)
+                     : t->send_on(rail, r->dest_world, kAmFrag, &fi, sizeof fi, data, chunk);
+      if (rc == kOk) charge_rail(t, r->dest_world, rail, chunk);
+    }
     if (rc == kAgain) return false;
     if (fc) fc->pending = 0;
     if (rc != kOk) {

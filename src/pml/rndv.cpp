@@ -16,8 +16,8 @@
 // Every get/put is posted through one engine, Transfer below: the range is
 // split into pieces of at most Caps::max_rdma bytes, up to Caps::rdma_depth
 // in flight, each registered by the transport as it is posted (pipelined
-// registration), and the protocol's next step runs from the completion of the
-// last piece. Nothing here waits for a transfer: a handler posts and returns,
+// registration) and striped over the peer's rails (stripe.cpp), and the
+// protocol's next step runs from the completion of the last piece. Nothing here waits for a transfer: a handler posts and returns,
 // so a large read in flight does not hold up messages from other peers.
 // Without single-copy support (or for GPU data) protocol.cpp streams
 // fragments instead (CTS).
@@ -110,8 +110,16 @@ void pump(Transfer* x) {
     size_t n = x->length - x->posted;
     if (x->piece_max) n = std::min(n, x->piece_max);
     btl::RdmaOp* op = &x->ops[index];
-    int rc = x->write ? x->t->put(x->peer, x->local + x->posted, x->remote + x->posted, x->key, n, op)
-                      : x->t->get(x->peer, x->local + x->posted, x->remote + x->posted, x->key, n, op);
+    // Striped over the peer's rails (stripe.cpp); a full rail is skipped
+    // for this piece, and the piece waits only when every rail is full.
+    int rc = kAgain;
+    unsigned refused = 0;
+    for (int rail; rc == kAgain && (rail = pick_rail(x->t, x->peer, n, refused)) >= 0; refused |= 1u << rail) {
+      op->rail = rail;
+      rc = x->write ? x->t->put(x->peer, x->local + x->posted, x->remote + x->posted, x->key, n, op)
+                    : x->t->get(x->peer, x->local + x->posted, x->remote + x->posted, x->key, n, op);
+      if (rc == kOk) charge_rail(x->t, x->peer, rail, n);
+    }
     if (rc == kAgain) {
       if (!x->stalled) {
         x->stalled = true;
@@ -154,7 +162,8 @@ void start_transfer(Request* r, btl::Transport* t, int peer, bool write, uint8_t
   x->bounce = bounce;
   const btl::Caps& caps = t->caps();
   x->piece_max = caps.max_rdma;
-  size_t depth = caps.max_rdma ? static_cast<size_t>(std::max(1, caps.rdma_depth)) : 1;
+  // rdma_depth pieces in flight on each rail the peer has.
+  size_t depth = caps.max_rdma ? static_cast<size_t>(std::max(1, caps.rdma_depth) * std::max(1, t->rails(peer))) : 1;
   x->ops.assign(depth, btl::RdmaOp{piece_done, x});
   x->op_length.assign(depth, 0);
   pump(x);

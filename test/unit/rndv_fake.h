@@ -49,6 +49,7 @@ struct Post {
   size_t len = 0;
   btl::RdmaOp* op = nullptr;
   bool done = false;
+  int rail = 0;  // op->rail when it was posted
 };
 
 class FakeTransport : public btl::Transport {
@@ -62,6 +63,10 @@ class FakeTransport : public btl::Transport {
     return kOk;
   }
   int progress() override { return 0; }
+  int rails(int) const override { return rail_count; }
+  uint32_t rail_weight(int, int rail) const override {
+    return static_cast<size_t>(rail) < weights.size() ? weights[static_cast<size_t>(rail)] : 1;
+  }
   uint64_t expose(int peer, const void* addr, size_t len) override { return record_expose(peer, addr, len); }
   uint64_t expose_writable(int peer, void* addr, size_t len) override { return record_expose(peer, addr, len); }
   void unexpose(int peer, uint64_t key) override { unexposed.push_back({peer, key}); }
@@ -92,6 +97,10 @@ class FakeTransport : public btl::Transport {
   }
 
   std::deque<int> script;  // answers for the next get()/put() calls; none left: kOk
+  int rail_count = 1;       // rails(): one unless the case says otherwise
+  std::vector<uint32_t> weights;  // rail_weight() by rail; missing: 1
+  unsigned full_rails = 0;  // bit k: a post on rail k answers kAgain (before the script)
+  int refusals = 0;         // posts refused because their rail was in full_rails
   std::vector<Post> posts;  // accepted ones, in posting order
   int attempts = 0;         // calls to get()/put(), accepted or not
   int in_flight = 0;
@@ -116,6 +125,11 @@ class FakeTransport : public btl::Transport {
  private:
   int post(bool write, int peer, uint8_t* local, uint64_t remote, uint64_t key, size_t len, btl::RdmaOp* op) {
     ++attempts;
+    CHECK(op->rail >= 0 && op->rail < rail_count, "a piece was posted on rail %d of %d", op->rail, rail_count);
+    if (full_rails & (1u << op->rail)) {
+      ++refusals;
+      return kAgain;
+    }
     int rc = kOk;
     if (!script.empty()) {
       rc = script.front();
@@ -124,7 +138,7 @@ class FakeTransport : public btl::Transport {
     if (rc != kOk) return rc;
     for (const Post& p : posts)
       if (!p.done && p.key != key) keys_mixed = true;
-    posts.push_back({write, peer, local, remote, key, len, op, false});
+    posts.push_back({write, peer, local, remote, key, len, op, false, op->rail});
     max_in_flight = std::max(max_in_flight, ++in_flight);
     return kOk;
   }
@@ -167,6 +181,7 @@ inline int pinned_frees = 0;
 // A fresh transport and empty records for the next case.
 inline FakeTransport& fresh(const btl::Caps& caps) {
   transport = std::make_unique<FakeTransport>(caps);
+  pml::reset_rails();  // the new transport may reuse the old one's address
   controls.clear();
   finished_recvs.clear();
   finished_sends.clear();
@@ -274,5 +289,9 @@ void check_rget_segment_key_early();
 void check_rget_segment_sender();
 void check_rput_segments();
 void check_rput_segment_receiver();
+// Multi-rail striping (rndv_rails.cpp).
+void check_rails_weighted();
+void check_rails_full();
+void check_rails_join();
 
 }  // namespace rndv_test

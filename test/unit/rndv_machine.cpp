@@ -323,5 +323,8 @@ int main() {
   check_rput_segment_receiver();
   check_nothing_posted();
   check_rget_bounce();
+  check_rails_weighted();
+  check_rails_full();
+  check_rails_join();
   return unit::finish("rndv_machine");
 }

@@ -549,9 +549,6 @@ void TcpTransport::open_link(Conn* c) {
   Peer& p = peers_[c->peer];
   if (p.links.size() < c->link) p.links.resize(c->link, nullptr);
   p.links[c->link - 1] = c;
-  p.pass.resize(p.links.size() + 1, 0);
-  // Start level with the busiest connection so the new one takes its share, not a burst.
-  p.pass[c->link] = *std::max_element(p.pass.begin(), p.pass.end());
   c->state = ConnState::Open;
   log::debug(2, "tcp: striping link %u to rank %d open (%s)", c->link, c->peer, c->where.c_str());
   flush(c);

@@ -5,8 +5,8 @@
 // queues the rest, up to AXON_BTL_TCP_QUEUE_LIMIT bytes (then kAgain);
 // flush() drains the queue when epoll says the socket is writable. Received
 // bytes collect in the connection's buffer and consume() hands each whole
-// frame to its handler in place. Order-insensitive fragments go over the
-// least loaded striping link (pick_link).
+// frame to its handler in place. Striping links are rails (btl.h): the pml
+// chooses which fragment goes on which (send_on).
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -26,6 +26,45 @@ namespace axon::btl::tcp {
 
 int TcpTransport::send(int peer, int am_id, const void* header, size_t header_len, const void* payload,
                        size_t payload_len) {
+  return send_frame(peer, nullptr, am_id, header, header_len, payload, payload_len);
+}
+
+// Rail k > 0 is striping link k; the pml puts only fragments there. A link
+// that closed since the pml chose it (rail_weight 0 now) hands the message
+// to the ordered connection instead.
+int TcpTransport::send_on(int rail, int peer, int am_id, const void* header, size_t header_len,
+                          const void* payload, size_t payload_len) {
+  Conn* link = open_link_of(peers_[peer], rail);
+  if (link) striped.add();
+  return send_frame(peer, link, am_id, header, header_len, payload, payload_len);
+}
+
+int TcpTransport::rails(int peer) const {
+  if (peer < 0 || size_t(peer) >= peers_.size()) return 1;
+  return 1 + static_cast<int>(std::min<size_t>(peers_[peer].links.size(), kMaxRails - 1));
+}
+
+// The ordered connection's weight, or link k's (0 while it is not open).
+// Links the peer opened may outnumber the pairs we found ourselves.
+uint32_t TcpTransport::rail_weight(int peer, int rail) const {
+  if (peer < 0 || size_t(peer) >= peers_.size()) return rail == 0 ? 1 : 0;
+  const Peer& p = peers_[peer];
+  if (rail == 0) return std::max<uint32_t>(1, p.weight);
+  if (!open_link_of(p, rail)) return 0;
+  size_t k = static_cast<size_t>(rail) - 1;
+  return std::max<uint32_t>(1, k < p.extra.size() ? p.extra[k].weight : kDefaultWeight);
+}
+
+Conn* TcpTransport::open_link_of(const Peer& p, int rail) {
+  if (rail <= 0 || size_t(rail) > p.links.size() || !p.open) return nullptr;
+  Conn* c = p.links[static_cast<size_t>(rail) - 1];
+  return c && c->state == ConnState::Open ? c : nullptr;
+}
+
+// `link`: an open striping link to carry the message; nullptr: the ordered
+// connection (or the queue of messages waiting for it).
+int TcpTransport::send_frame(int peer, Conn* link, int am_id, const void* header, size_t header_len,
+                             const void* payload, size_t payload_len) {
   Peer& p = peers_[peer];
   if (p.failed) {
     // A peer whose connection broke without a Bye has most likely died,
@@ -37,8 +76,7 @@ int TcpTransport::send(int peer, int am_id, const void* header, size_t header_le
   }
   size_t len = header_len + payload_len;
   FrameHeader fh{static_cast<uint32_t>(len), static_cast<uint8_t>(am_id), 0, kFrameMagic};
-  Conn* c = p.open;
-  if (c && !p.links.empty() && is_unordered(am_id)) c = pick_link(p);
+  Conn* c = link ? link : p.open;
   if (!c) {
     if (p.early_bytes >= queue_limit_ && !p.early.empty()) {
       queue_full.add();
@@ -81,31 +119,6 @@ int TcpTransport::send(int peer, int am_id, const void* header, size_t header_le
   messages_sent.add();
   bytes_sent.add(len);
   return kOk;
-}
-
-// The connection for an order-insensitive message: the least loaded by
-// stride scheduling among the ordered connection and the open links whose
-// queue has room.
-Conn* TcpTransport::pick_link(Peer& p) {
-  p.pass.resize(p.links.size() + 1, 0);
-  Conn* best = nullptr;
-  size_t best_index = 0;
-  for (size_t k = 0; k <= p.links.size(); ++k) {
-    Conn* c = k == 0 ? p.open : p.links[k - 1];
-    if (!c || c->state != ConnState::Open || (c->out_bytes >= queue_limit_ && !c->out.empty())) continue;
-    if (!best || p.pass[k] < p.pass[best_index]) {
-      best = c;
-      best_index = k;
-    }
-  }
-  if (!best) return p.open;  // all full: the ordered one refuses with kAgain
-  if (best != p.open) striped.add();
-  // Links the peer opened may outnumber the pairs we found ourselves.
-  uint32_t w = best_index == 0                  ? p.weight
-               : best_index - 1 < p.extra.size() ? p.extra[best_index - 1].weight
-                                                 : kDefaultWeight;
-  p.pass[best_index] += 1000000000ull / std::max<uint32_t>(1, w);
-  return best;
 }
 
 // Sends what c has queued; false when the connection broke.

@@ -137,9 +137,9 @@ struct Peer {
   std::string last_error;
   std::deque<std::vector<uint8_t>> early;  // frames sent before any connection was accepted
   size_t early_bytes = 0;
-  // Striping: further address pairs (link k uses extra[k-1]), the open
-  // striping connections, and a stride scheduler over the ordered connection
-  // (index 0) and the links, weighted by link speed.
+  // Striping: further address pairs (link k uses extra[k-1]) and the open
+  // striping connections: rails 1.. of this peer (btl.h), weighted by link
+  // speed; the pml chooses the rail of each fragment.
   struct Address {
     uint32_t addr;
     uint16_t port;
@@ -147,7 +147,6 @@ struct Peer {
   };
   std::vector<Address> extra;
   std::vector<Conn*> links;    // by k-1; nullptr until open
-  std::vector<uint64_t> pass;  // by index 0..links.size()
   uint32_t weight = kDefaultWeight;
 };
 
@@ -178,6 +177,10 @@ class TcpTransport final : public Transport {
   bool reaches(int r) const override { return r != me_ && r >= 0 && size_t(r) < peers_.size() && peers_[r].reachable; }
   int send(int peer, int am_id, const void* header, size_t header_len, const void* payload,
            size_t payload_len) override;
+  int rails(int peer) const override;
+  uint32_t rail_weight(int peer, int rail) const override;
+  int send_on(int rail, int peer, int am_id, const void* header, size_t header_len, const void* payload,
+              size_t payload_len) override;
   int progress() override;
 
  private:
@@ -225,7 +228,9 @@ class TcpTransport final : public Transport {
   void run_timers(uint64_t now);
 
   // ---- frames.cpp: messages on open connections (send() too) ----
-  Conn* pick_link(Peer& p);
+  int send_frame(int peer, Conn* link, int am_id, const void* header, size_t header_len, const void* payload,
+                 size_t payload_len);
+  static Conn* open_link_of(const Peer& p, int rail);
   bool flush(Conn* c);
   int consume(Conn* c, bool discard);
   int read_ready(Conn* c, bool discard);

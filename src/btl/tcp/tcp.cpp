@@ -36,8 +36,9 @@
 //
 // Striping: to a peer on another node reachable over several interface
 // pairs, the winner of the ordered connection opens one more connection per
-// further pair; fragments the PML marks order-insensitive (btl::is_unordered)
-// are spread over all of them by a stride scheduler weighted by link speed.
+// further pair. The links are the peer's rails 1.. (btl.h): the pml spreads
+// fragments over them and the ordered connection, weighted by link speed
+// (rail_weight); everything else stays on the ordered connection.
 #include "btl/tcp/tcp.h"
 
 #include <arpa/inet.h>

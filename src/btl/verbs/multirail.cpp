@@ -4,12 +4,11 @@
 // and all control traffic go over rail 0 (the nearest port), so ordering is
 // rail 0's. A rendezvous buffer is registered on both rails and its key
 // carries both rkeys (rail 0's in the low, rail 1's in the high 32 bits:
-// striping is limited to two rails by the 64-bit key). The PML hands us a
-// transfer piece by piece (Caps::max_rdma); each piece goes whole to one
-// rail, the one whose share of the bytes so far, weighted by port rate, is
-// smallest, so the rails carry bytes in proportion to their rates. A piece
-// goes to rail 0 while rail 1 has no connection to the peer (yet) or the
-// peer exposed the buffer on rail 0 only.
+// two rails at most, by the 64-bit key). The rails are the peer's rails of
+// the BTL contract (btl.h Transport::rails), weighted by port rate: the pml
+// chooses the rail of each rendezvous piece (src/pml/stripe.cpp) and says it
+// in RdmaOp::rail. A piece asked for on rail 1 goes on rail 0 when the peer
+// exposed its buffer on rail 0 only, or rail 1 lost its connection since.
 #include "btl/verbs/internal.h"
 
 #ifdef AXON_HAVE_VERBS
@@ -27,8 +26,6 @@ class MultiRail final : public Transport {
   explicit MultiRail(std::vector<std::unique_ptr<VerbsTransport>> rails) : rails_(std::move(rails)) {
     caps_ = rails_[0]->caps();
     for (auto& r : rails_) caps_.can_get = caps_.can_get && r->caps().can_get;
-    // As many pieces in flight as every rail's own pipeline takes.
-    caps_.rdma_depth = rails_[0]->caps().rdma_depth * static_cast<int>(rails_.size());
   }
   ~MultiRail() override {
     exposures_.clear();
@@ -55,6 +52,14 @@ class MultiRail final : public Transport {
                   void* context) override {
     kick(peer);
     return rails_[0]->send_packed(peer, am_id, header, header_len, payload_len, pack, context);
+  }
+
+  // Rail 1 counts once it reaches the peer; it weighs 0 (the pml gives it
+  // nothing) until its connection is up.
+  int rails(int peer) const override { return rails_.size() > 1 && rails_[1]->reaches(peer) ? 2 : 1; }
+  uint32_t rail_weight(int peer, int rail) const override {
+    if (rail == 0) return std::max<uint32_t>(1, rails_[0]->rate());
+    return rail == 1 && rails_[1]->connected(peer) ? std::max<uint32_t>(1, rails_[1]->rate()) : 0;
   }
 
   uint64_t expose(int peer, const void* addr, size_t len) override {
@@ -131,41 +136,22 @@ class MultiRail final : public Transport {
   // Rails' own key format: an exposure number (non-zero) above the rkey.
   static uint64_t rail_key(uint32_t rkey) { return (uint64_t(1) << 32) | rkey; }
 
-  // Whether rail `a` would finish its share of the bytes later than rail `b`
-  // after taking `len` more: (assigned + len) / rate compared crosswise.
-  bool busier(size_t a, size_t b, size_t len) const {
-    using Wide = unsigned __int128;
-    return Wide(assigned_[a] + len) * rails_[b]->rate() > Wide(assigned_[b] + len) * rails_[a]->rate();
-  }
-
   int post(int peer, bool write, uint8_t* local, uint64_t remote_addr, uint64_t key, size_t len, RdmaOp* op) {
     if (key == 0) {
       log::error("verbs: rank %d could not register its buffer for the rendezvous (see its error)", peer);
       return kIoError;
     }
     const uint32_t rkeys[2] = {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)};
-    const bool both = rkeys[1] != 0 && rails_[1]->connected(peer);
-    size_t first = both && busier(0, 1, len) ? 1 : 0;
-    auto on = [&](size_t rail) {
-      VerbsTransport& r = *rails_[rail];
-      return write ? r.put(peer, local, remote_addr, rail_key(rkeys[rail]), len, op)
-                   : r.get(peer, local, remote_addr, rail_key(rkeys[rail]), len, op);
-    };
-    size_t used = first;
-    int rc = on(first);
-    if (rc == kAgain && both) {  // that rail's queue is full: the other may have room
-      used = 1 - first;
-      rc = on(used);
-    }
-    if (rc == kOk) assigned_[used] += len;
-    return rc;
+    size_t rail = op->rail == 1 && rkeys[1] != 0 && rails_[1]->connected(peer) ? 1 : 0;
+    VerbsTransport& r = *rails_[rail];
+    return write ? r.put(peer, local, remote_addr, rail_key(rkeys[rail]), len, op)
+                 : r.get(peer, local, remote_addr, rail_key(rkeys[rail]), len, op);
   }
 
   std::vector<std::unique_ptr<VerbsTransport>> rails_;
   Caps caps_;
   std::vector<bool> kicked_;  // by peer: secondary rails asked to connect
   std::unordered_multimap<uint64_t, std::pair<uint64_t, uint64_t>> exposures_;  // key -> rails' keys
-  uint64_t assigned_[2] = {0, 0};  // rendezvous bytes handed to each rail so far
 };
 
 }  // namespace
