@@ -60,7 +60,11 @@ struct Caps {
   // the local buffer is registered piece by piece as the pieces are posted.
   size_t max_rdma = 0;
   int rdma_depth = 1;
-  size_t rdma_align = 1;      // get()/put() addresses and lengths, except a transfer's last piece
+  // The protocol cuts a transfer into pieces at local addresses that are
+  // multiples of this (a power of two; piece_length below), so pieces of
+  // one buffer share no page when it is the page size: a registering
+  // transport pins each page once, for one piece.
+  size_t rdma_align = 1;
   // expose() and get()/put() register memory with a device (pinning pages:
   // costly and limited by RLIMIT_MEMLOCK); see expose_segment.
   bool registers = false;
@@ -84,6 +88,19 @@ struct Caps {
   // (IBV_ATOMIC_GLOB); otherwise only with other NIC atomics (IBV_ATOMIC_HCA).
   bool atomics_glob = false;
 };
+
+// The length of the next piece of a transfer at local address `at` with
+// `remaining` bytes left: at most `max` (0: no limit) and, unless it is the
+// last, ending on a multiple of `align` (Caps::rdma_align) when that leaves
+// a piece at all.
+inline size_t piece_length(const void* at, size_t remaining, size_t max, size_t align) {
+  size_t n = max && max < remaining ? max : remaining;
+  if (align > 1 && n < remaining) {
+    uintptr_t start = reinterpret_cast<uintptr_t>(at), end = (start + n) & ~(uintptr_t(align) - 1);
+    if (end > start) n = end - start;
+  }
+  return n;
+}
 
 class Transport {
  public:

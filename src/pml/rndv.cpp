@@ -61,6 +61,7 @@ struct Transfer {
   bool failed = false;
   bool stalled = false;  // in `stalled` below
   size_t piece_max = 0;  // 0: the whole range in one operation
+  size_t piece_align = 1;  // pieces end on multiples of it (Caps::rdma_align)
   uint8_t* bounce = nullptr;  // host sender, GPU receiver: the pinned buffer read into
   void (*then)(Transfer* x, bool ok) = nullptr;
   // One operation per piece in flight; free ones are those with length 0.
@@ -107,8 +108,7 @@ void pump(Transfer* x) {
   while (!x->failed && x->posted < x->length && x->in_flight < static_cast<int>(x->ops.size())) {
     size_t index = 0;
     while (x->op_length[index] != 0) ++index;
-    size_t n = x->length - x->posted;
-    if (x->piece_max) n = std::min(n, x->piece_max);
+    size_t n = btl::piece_length(x->local + x->posted, x->length - x->posted, x->piece_max, x->piece_align);
     btl::RdmaOp* op = &x->ops[index];
     // Striped over the peer's rails (stripe.cpp); a full rail is skipped
     // for this piece, and the piece waits only when every rail is full.
@@ -162,6 +162,7 @@ void start_transfer(Request* r, btl::Transport* t, int peer, bool write, uint8_t
   x->bounce = bounce;
   const btl::Caps& caps = t->caps();
   x->piece_max = caps.max_rdma;
+  x->piece_align = caps.rdma_align;
   // rdma_depth pieces in flight on each rail the peer has.
   size_t depth = caps.max_rdma ? static_cast<size_t>(std::max(1, caps.rdma_depth) * std::max(1, t->rails(peer))) : 1;
   x->ops.assign(depth, btl::RdmaOp{piece_done, x});

@@ -293,5 +293,6 @@ void check_rput_segment_receiver();
 void check_rails_weighted();
 void check_rails_full();
 void check_rails_join();
+void check_pieces_aligned();
 
 }  // namespace rndv_test

@@ -326,5 +326,6 @@ int main() {
   check_rails_weighted();
   check_rails_full();
   check_rails_join();
+  check_pieces_aligned();
   return unit::finish("rndv_machine");
 }

@@ -2,7 +2,8 @@
 // transfer engine of src/pml/rndv.cpp), against the fake transport of
 // rndv_fake.h given several rails: bytes split by the rails' weights, a
 // full rail skipped without stalling the transfer, a rail that joins late
-// taking its share rather than a burst.
+// taking its share rather than a burst; and pieces cut at the transport's
+// alignment (Caps::rdma_align).
 #include <cstdio>
 
 #include "rndv_fake.h"
@@ -120,6 +121,41 @@ void check_rails_join() {
   CHECK(local == remote, "%s: the received bytes differ", what);
   check_fin_and_finish(what, r.get());
   check_nothing_stalled(what);
+}
+
+void check_pieces_aligned() {
+  std::puts("RGET of 20000 bytes into a buffer 100 bytes past a 4 KiB boundary, max_rdma 4096, rdma_align 4096: "
+            "every piece but the last ends on a 4 KiB boundary and is at most 4096 bytes, exact data");
+  const char* what = "pieces aligned";
+  btl::Caps caps = rdma_caps(4096, 2);
+  caps.rdma_align = 4096;
+  FakeTransport& t = fresh(caps);
+  auto remote = pattern(20000, 11);
+  std::vector<uint8_t> space(20000 + 2 * 4096, 0);
+  uintptr_t base = (reinterpret_cast<uintptr_t>(space.data()) + 4095) & ~uintptr_t(4095);
+  uint8_t* at = reinterpret_cast<uint8_t*>(base) + 100;
+  auto r = std::make_unique<pml::Request>();
+  r->kind = pml::Request::Kind::Recv;
+  r->buffer = at;
+  r->length = 20000;
+  pml::Message m;
+  make_rts(m, remote, 0x95);
+  CHECK(pml::rndv_receive(r.get(), m, &t, 20000), "%s: rndv_receive declined a readable RTS", what);
+  drain(t);
+  size_t total = 0;
+  for (size_t i = 0; i < t.posts.size(); ++i) {
+    const Post& p = t.posts[i];
+    bool last = i + 1 == t.posts.size();
+    uintptr_t end = reinterpret_cast<uintptr_t>(p.local) + p.len;
+    CHECK(p.local == at + total && p.len <= 4096 && (last || end % 4096 == 0),
+          "%s: piece %zu at offset %lld, %zu bytes, ends %zu bytes past a 4 KiB boundary", what, i,
+          static_cast<long long>(p.local - at), p.len, static_cast<size_t>(end % 4096));
+    total += p.len;
+  }
+  CHECK(total == 20000 && t.posts.size() == 5, "%s: %zu pieces of %zu bytes in all, want 5 and 20000", what,
+        t.posts.size(), total);
+  CHECK(std::memcmp(at, remote.data(), 20000) == 0, "%s: the received bytes differ", what);
+  check_fin_and_finish(what, r.get());
 }
 
 }  // namespace rndv_test

@@ -320,8 +320,7 @@ class VerbsTransport final : public Transport {
   void piece_completed(const ibv_wc& wc);
   // The local registrations a piece needs (two when the cache caches and
   // the piece starts inside a page: see rdma.cpp); false on failure (said).
-  bool register_piece(int peer, bool write, uint8_t* local, size_t len, rcache::Handle* head, rcache::Handle* body,
-                      ibv_sge* sge, int* nsge);
+  bool register_piece(int peer, bool write, uint8_t* local, size_t len, rcache::Handle* mr, ibv_sge* sge);
 
   // ---- rma.cpp ----
   void rma_caps();
@@ -380,7 +379,7 @@ class VerbsTransport final : public Transport {
 
   // Rendezvous pieces in flight (rdma.cpp), by slot (wr_id's low bits).
   struct Piece {
-    rcache::Handle head, body;  // local registrations, released on completion
+    rcache::Handle mr;  // the local registration, released on completion
     RdmaOp* op = nullptr;
     size_t len = 0;
     int peer = -1;
@@ -392,7 +391,6 @@ class VerbsTransport final : public Transport {
   DoneQueue done_;  // completed pieces, their callbacks run by progress()
   size_t pipe_chunk_ = 1 << 20;
   int pipe_depth_ = 4;
-  bool split_pieces_ = false;  // a piece's first partial page through a second entry (register_piece)
 
   // RMA windows (rma.cpp).
   static constexpr size_t kRmaSlot = 16384;   // bytes per staging slot

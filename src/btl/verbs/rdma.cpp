@@ -35,41 +35,22 @@ int VerbsTransport::put(int peer, const void* local, uint64_t remote_addr, uint6
                     false);
 }
 
-// Which pages a piece registers. The cache rounds every registration out to
-// whole pages and merges a new one with the cached regions it overlaps.
-// Consecutive pieces of a buffer that is not page-aligned share a page at
-// each boundary, so registering each piece whole would make piece k merge
-// with (and re-register) pieces 0..k-1: quadratic pinning on a buffer's
-// first use. Instead each page belongs to one piece: a piece registers from
-// the first page boundary at or after its start to its end (its "body"),
-// and the bytes before that boundary (its "head", inside the page the
-// previous piece's body ended in) go through a second scatter entry whose
-// registration is that page, a cache hit on the previous piece's body. The
-// bodies of a buffer's pieces are disjoint, so its first use registers each
-// page once. Without caching there is nothing to merge: one registration.
-bool VerbsTransport::register_piece(int peer, bool write, uint8_t* local, size_t len, rcache::Handle* head,
-                                    rcache::Handle* body, ibv_sge* sge, int* nsge) {
-  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const int access = write ? 0 : IBV_ACCESS_LOCAL_WRITE;
-  const uintptr_t start = reinterpret_cast<uintptr_t>(local), end = start + len;
-  uintptr_t split = start;
-  if (split_pieces_) split = std::min(end, (start + page - 1) & ~(page - 1));
-  *nsge = 0;
-  auto take = [&](rcache::Handle* h, uintptr_t from, uintptr_t to) {
-    *h = cache_->acquire(reinterpret_cast<void*>(from), to - from, access);
-    if (!*h) {
-      log::error("verbs: cannot register %zu bytes for an %s rank %d: %s", len,
-                 write ? "RDMA WRITE to" : "RDMA READ from", peer, reg_hint(errno).c_str());
-      return false;
-    }
-    sge[(*nsge)++] = {from, static_cast<uint32_t>(to - from), mr_of(*h)->lkey};
-    return true;
-  };
-  if (split > start && !take(head, start, split)) return false;
-  if (end > split && !take(body, split, end)) {
-    head->reset();
+// A piece's local registration, through the cache. The cache rounds every
+// registration out to whole pages and merges a new one with the cached
+// regions it overlaps, so pieces of one buffer that shared a page would make
+// piece k merge with (and re-register) pieces 0..k-1: quadratic pinning on
+// a buffer's first use. They share none: a caching rail asks the pml to cut
+// pieces at page boundaries (Caps::rdma_align, verbs.cpp), and its own
+// window transfers cut the same way (rma.cpp, btl::piece_length).
+bool VerbsTransport::register_piece(int peer, bool write, uint8_t* local, size_t len, rcache::Handle* mr,
+                                    ibv_sge* sge) {
+  *mr = cache_->acquire(local, len, write ? 0 : IBV_ACCESS_LOCAL_WRITE);
+  if (!*mr) {
+    log::error("verbs: cannot register %zu bytes for an %s rank %d: %s", len,
+               write ? "RDMA WRITE to" : "RDMA READ from", peer, reg_hint(errno).c_str());
     return false;
   }
+  *sge = {reinterpret_cast<uintptr_t>(local), static_cast<uint32_t>(len), mr_of(*mr)->lkey};
   return true;
 }
 
@@ -103,9 +84,8 @@ int VerbsTransport::post_piece(int peer, bool write, uint8_t* local, uint64_t re
     pieces_.emplace_back();
   }
   Piece& p = pieces_[slot];
-  ibv_sge sge[2];
-  int nsge = 0;
-  if (!register_piece(peer, write, local, len, &p.head, &p.body, sge, &nsge)) {
+  ibv_sge sge;
+  if (!register_piece(peer, write, local, len, &p.mr, &sge)) {
     free_pieces_.push_back(slot);
     return kIoError;
   }
@@ -113,15 +93,14 @@ int VerbsTransport::post_piece(int peer, bool write, uint8_t* local, uint64_t re
   wr.wr_id = with_cover(make_wr(kWrRdma, slot), c->unsignaled + 1);
   wr.opcode = write ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
   wr.send_flags = IBV_SEND_SIGNALED;
-  wr.sg_list = sge;
-  wr.num_sge = nsge;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
   wr.wr.rdma.remote_addr = remote_addr;
   wr.wr.rdma.rkey = static_cast<uint32_t>(remote_key);
   ibv_send_wr* bad = nullptr;
   if (int err = ibv_post_send(c->qp, &wr, &bad)) {
     log::error("verbs: posting an %s rank %d failed: %s", what, peer, strerror(err));
-    p.head.reset();
-    p.body.reset();
+    p.mr.reset();
     free_pieces_.push_back(slot);
     return kIoError;
   }
@@ -155,8 +134,7 @@ void VerbsTransport::piece_completed(const ibv_wc& wc) {
   }
   RdmaOp* op = p.op;
   bool immediate = p.immediate;
-  p.head.reset();  // stays cached for the next use of the buffer, when the cache caches
-  p.body.reset();
+  p.mr.reset();  // stays cached for the next use of the buffer, when the cache caches
   p.op = nullptr;
   free_pieces_.push_back(slot);
   if (immediate)

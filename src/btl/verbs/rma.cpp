@@ -212,7 +212,7 @@ int VerbsTransport::rma_transfer(int peer, bool write, uint8_t* local, uint64_t 
   for (;;) {
     bool moved = false;
     while (!waiting.failed && posted < len && waiting.in_flight < pipe_depth_) {
-      size_t n = std::min(pipe_chunk_, len - posted);
+      size_t n = piece_length(local + posted, len - posted, pipe_chunk_, caps_.rdma_align);
       int rc = post_piece(peer, write, local + posted, remote_addr + posted, key, n, &op, true);
       if (rc == kAgain) break;
       if (rc != kOk) {

@@ -145,8 +145,9 @@ int VerbsTransport::open(bool required, int rail, const PortChoice& pc, ibv_cont
   if (!pd_) return fail("ibv_alloc_pd on " + port_.device + " failed: " + strerror(errno));
   cache_name_ = "verbs rail " + std::to_string(rail_) + " (" + port_.device + ")";
   cache_ = make_cache(pd_, cache_name_.c_str());
-  // A piece starting inside a page takes two scatter entries (rdma.cpp).
-  split_pieces_ = cache_->caching() && dev_attr_.max_sge_rd >= 2;
+  // Pieces cut at page boundaries share no page, so caching them never
+  // merges one piece's registration into the next (rdma.cpp).
+  if (cache_->caching()) caps_.rdma_align = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   // Segments: whole chunks per segment, so that segments split no chunk.
   // They hide the registration of a large buffer behind its transfer; with
   // the cache caching, a buffer sent again is registered already, and
