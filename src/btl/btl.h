@@ -80,7 +80,7 @@ struct Caps {
   uint32_t bandwidth_mbs = 0; // streaming bandwidth: route() breaks latency ties by it
   size_t expose_segment = 0;  // >0: the PML exposes large rendezvous buffers this many bytes at a time
   // One-sided operations for RMA windows (src/osc/rdma.cpp): expose_window,
-  // put_nb / get_nb and rma_test below.
+  // put_nb / get_nb and flush_test below.
   bool rma = false;
   // 8-byte remote atomics (atomic_nb): fetch-and-add, compare-and-swap.
   bool atomics = false;
@@ -193,13 +193,13 @@ class Transport {
   virtual void unexpose_window(uint64_t key) { (void)key; }
   // Posts a write of `len` bytes at `local` to the peer's exposed memory and
   // returns: `local` may be reused at once (copied or inlined where needed).
-  // Completion is observed with rma_test(). kAgain: not connected yet or the
+  // Completion is observed with flush_test(). kAgain: not connected yet or the
   // queue is full; progress and retry.
   virtual int put_nb(int peer, const void* local, size_t len, uint64_t remote_addr, uint64_t key) {
     (void)peer; (void)local; (void)len; (void)remote_addr; (void)key;
     return -3;  // kUnsupported
   }
-  // Posts a read; `local` holds the data once rma_test() says complete.
+  // Posts a read; `local` holds the data once flush_test() says complete.
   virtual int get_nb(int peer, void* local, size_t len, uint64_t remote_addr, uint64_t key) {
     (void)peer; (void)local; (void)len; (void)remote_addr; (void)key;
     return -3;
@@ -212,9 +212,10 @@ class Transport {
     (void)peer; (void)cas; (void)remote_addr; (void)key; (void)value; (void)compare; (void)result;
     return -3;
   }
-  // 1 when every operation posted to `peer` above completed, 0 when some
-  // are still in flight (after polling once), negative when one failed.
-  virtual int rma_test(int peer) {
+  // The flush, as a test (osc waits on it with its own back-off): 1 when
+  // every operation posted to `peer` above completed, 0 when some are still
+  // in flight (after polling once), negative when one failed.
+  virtual int flush_test(int peer) {
     (void)peer;
     return 1;
   }

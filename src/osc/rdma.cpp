@@ -205,7 +205,7 @@ int flush(Window* w, int target) {
     const int world = w->ctx->world_of[r];
     progress::wait_until([&] {
       progress::Guard guard;
-      int s = t->rma_test(world);
+      int s = t->flush_test(world);
       if (s < 0 && rc == MPI_SUCCESS) rc = MPI_ERR_OTHER;
       return s != 0;
     });
@@ -281,12 +281,12 @@ int proxy_atomic(Window* w, int origin, bool cas, uint64_t at, uint64_t value, u
   int rc;
   Backoff backoff(progress::spin_rounds());
   while ((rc = t->atomic_nb(world, cas, at, w->peers[origin].key, value, compare, old)) == kAgain) {
-    t->rma_test(world);
+    t->flush_test(world);
     backoff.idle();
   }
   if (rc != kOk) return MPI_ERR_OTHER;
   int s;
-  while ((s = t->rma_test(world)) == 0) backoff.idle();
+  while ((s = t->flush_test(world)) == 0) backoff.idle();
   return s == 1 ? MPI_SUCCESS : MPI_ERR_OTHER;
 }
 

@@ -9,7 +9,7 @@
 //   rdmacm.cpp     the connection manager: QPs, connect / accept, tie-breaks
 //   eager.cpp      SEND/RECV: credits, send buffers, inline sends, the send CQ
 //   rdma.cpp       rendezvous get()/put(): one RDMA READ/WRITE per piece
-//   rma.cpp        RMA windows: put_nb/get_nb/atomic_nb/rma_test
+//   rma.cpp        RMA windows: put_nb/get_nb/atomic_nb/flush_test
 //   multirail.cpp  two rails behind one Transport
 #pragma once
 
@@ -252,7 +252,7 @@ class VerbsTransport final : public Transport {
   int get_nb(int peer, void* local, size_t len, uint64_t remote_addr, uint64_t key) override;
   int atomic_nb(int peer, bool cas, uint64_t remote_addr, uint64_t key, uint64_t value, uint64_t compare,
                 void* result) override;
-  int rma_test(int peer) override;
+  int flush_test(int peer) override;
 
   // ---- for MultiRail ----
   int rail() const { return rail_; }
@@ -404,7 +404,7 @@ class VerbsTransport final : public Transport {
   };
   struct RmaPeer {
     int pending = 0;        // posted, not completed
-    bool failed = false;    // one failed since the last rma_test
+    bool failed = false;    // one failed since the last flush_test
   };
   PageBuffer rma_mem_;
   MrPtr rma_mr_;

@@ -99,7 +99,7 @@ class MultiRail final : public Transport {
                 void* result) override {
     return rails_[0]->atomic_nb(peer, cas, remote_addr, key, value, compare, result);
   }
-  int rma_test(int peer) override { return rails_[0]->rma_test(peer); }
+  int flush_test(int peer) override { return rails_[0]->flush_test(peer); }
 
   int progress() override {
     int n = 0;

@@ -3,7 +3,7 @@
 // A window's memory is registered once for its lifetime (expose_window:
 // remote read, write and, where the device has them, atomics), outside the
 // registration cache. Put, Get and the 8-byte atomics are posted without
-// waiting (put_nb, get_nb, atomic_nb); rma_test tells when every one posted
+// waiting (put_nb, get_nb, atomic_nb); flush_test tells when every one posted
 // to a peer completed, so the osc layer waits only at flush / unlock / fence
 // / complete. Small writes go inline; other small operations use a slot of a
 // registered staging area (writes are copied in, so the caller's buffer is
@@ -105,7 +105,7 @@ int VerbsTransport::atomic_nb(int peer, bool cas, uint64_t remote_addr, uint64_t
   return rma_post(c, peer, wr, sge, slot, result, result ? 8 : 0);
 }
 
-int VerbsTransport::rma_test(int peer) {
+int VerbsTransport::flush_test(int peer) {
   if (size_t(peer) >= rma_peer_.size()) return 1;
   if (rma_peer_[peer].pending > 0) poll_send_cq();
   RmaPeer& p = rma_peer_[peer];
