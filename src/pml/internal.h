@@ -132,6 +132,14 @@ uint8_t* recv_data(Request* r);
 bool non_contiguous(const Request* r);
 // Packs a non-contiguous send whole into r->staging (kOk, or kNoMemory).
 int stage_whole_send(Request* r);
+// The segment size of a rendezvous send over `t` exposed in segments
+// (wire.h kRtsSegmented), 0 when it goes whole: the transport's
+// Caps::expose_segment, or for non-contiguous data AXON_PML_PACK_SEGMENT,
+// so that packing segment k+2 overlaps the receiver's read of k+1.
+size_t send_segment(const Request* r, const btl::Caps& caps);
+// Packs r->staging up to byte `end` (in order; nothing for contiguous data
+// or bytes already packed).
+void pack_send_through(Request* r, size_t end);
 // A receive / send whose protocol finished: unpack, release, complete.
 void finish_recv(Request* r);
 void finish_send(Request* r);

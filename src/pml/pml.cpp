@@ -379,6 +379,7 @@ int start(Request* r) {
   r->active = true;
   free(r->staging);
   r->staging = nullptr;
+  r->packed = 0;
   if (r->peer == kProcNull) {
     complete_proc_null(r);
     return MPI_SUCCESS;

@@ -82,6 +82,7 @@ struct Request {
   uint32_t seq = 0;
   size_t message_length = 0;    // recv by fragments: bytes the sender will send
   uint8_t* staging = nullptr;   // packed copy of a non-contiguous buffer
+  size_t packed = 0;            // sender: bytes of `staging` packed so far (a segmented RGET packs as it goes)
   // Segmented rendezvous (wire.h kRtsSegmented): segment size (0: not
   // segmented), the keys of the two segments exposed / known (by index % 2),
   // the next segment to read (receiver), the sender's data address (receiver).

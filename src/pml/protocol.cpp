@@ -15,6 +15,7 @@
 #include "accel/accel.h"
 #include "base/counter.h"
 #include "base/log.h"
+#include "base/param.h"
 #include "base/status.h"
 #include "pml/internal.h"
 
@@ -26,13 +27,30 @@ const uint8_t* send_data(const Request* r) {
 
 bool non_contiguous(const Request* r) { return !r->type->contiguous && r->length > 0; }
 
+namespace {
+
+SizeParam pack_segment_param{"AXON_PML_PACK_SEGMENT", 64 * 1024,
+                             "Non-contiguous sends larger than twice this many bytes that the receiver reads in "
+                             "one copy are packed and read in segments of this size, packing one while the "
+                             "previous is read (0: pack the whole message first)"};
+
+}  // namespace
+
 // Packs the whole message once, for a protocol that sends it in one piece.
 int stage_whole_send(Request* r) {
   if (!non_contiguous(r) || r->staging) return kOk;
   r->staging = static_cast<uint8_t*>(malloc(r->length));
   if (!r->staging) return kNoMemory;
   pack_items(*r->type, r->buffer, static_cast<size_t>(r->count), r->staging);
+  r->packed = r->length;
   return kOk;
+}
+
+size_t send_segment(const Request* r, const btl::Caps& caps) {
+  if (!caps.can_get && caps.can_put) return 0;  // RPUT: the receiver exposes; the sender writes whole
+  size_t seg = caps.expose_segment;
+  if (!seg && non_contiguous(r)) seg = static_cast<size_t>(std::max<int64_t>(pack_segment_param.get(), 0));
+  return seg && r->length > 2 * seg ? seg : 0;
 }
 
 namespace {
@@ -81,6 +99,9 @@ Counter eager_sends{"axon_pml_eager_sends", Counter::Class::Counter,
 Counter fragments_sent{"axon_pml_fragments_sent", Counter::Class::Counter,
                       "Fragments of large host messages streamed through the transport's eager path "
                       "(no single-copy transfer to that peer)"};
+Counter pipelined_packs{"axon_pml_pipelined_packs", Counter::Class::Counter,
+                       "Non-contiguous rendezvous sends packed segment by segment while the receiver reads "
+                       "(AXON_PML_PACK_SEGMENT)"};
 Counter eager_packed{"axon_pml_eager_packed", Counter::Class::Counter,
                     "Eager sends of non-contiguous data packed straight into the transport's buffer (no "
                     "staging copy)"};
@@ -125,8 +146,20 @@ int try_first_message(Request* r) {
   // An eager message packs straight into the transport (send_packed); a
   // single-copy read or write needs the message whole in memory.
   const btl::Caps& caps = t->caps();
-  if (r->length > caps.eager_limit && (caps.can_get || caps.can_put) && stage_whole_send(r) != kOk)
-    return kNoMemory;
+  if (r->length > caps.eager_limit && (caps.can_get || caps.can_put) && non_contiguous(r) && !r->staging) {
+    // A read in segments takes the first two packed; each later one is
+    // packed when the receiver acknowledges the one two before it
+    // (rndv.cpp on_seg_ack), while it reads the next.
+    if (size_t seg = send_segment(r, caps)) {
+      r->staging = static_cast<uint8_t*>(malloc(r->length));
+      if (!r->staging) return kNoMemory;
+      r->packed = 0;
+      pack_send_through(r, 2 * seg);
+      pipelined_packs.add();
+    } else if (stage_whole_send(r) != kOk) {
+      return kNoMemory;
+    }
+  }
   if (r->length <= caps.eager_limit) {
     if (r->mode == SendMode::Synchronous) {
       struct {
@@ -207,6 +240,17 @@ void forget_cursor(const Request* r) {
 
 
 }  // namespace
+
+void pack_send_through(Request* r, size_t end) {
+  if (!r->staging || r->packed >= r->length) return;
+  end = std::min(end, r->length);
+  FragmentCursor& fc = cursor_for(r, static_cast<size_t>(r->count));
+  while (r->packed < end) {
+    size_t n = convertor_pack(fc.cv, r->staging + r->packed, end - r->packed);
+    if (n == 0) break;  // cannot happen for a type whose size covers `length`; never spin
+    r->packed += n;
+  }
+}
 
 void finish_recv(Request* r) {
   forget_cursor(r);
@@ -331,6 +375,7 @@ void on_reply(int am_id, const void* msg) {
       finish_send(r);
       break;
     case kAmCts:
+      pack_send_through(r, r->length);  // fragments from staging: all of it packed first
       r->remote_id = info.receiver_request;
       r->offset = 0;
       r->state = kSendStreaming;

@@ -11,7 +11,10 @@
 //  segments  a transport that registers memory may ask (Caps::expose_segment)
 //        for very large buffers to be exposed two segments at a time, the
 //        mover acknowledging each so the exposing side registers the next
-//        while the current one moves (wire.h kRtsSegmented).
+//        while the current one moves (wire.h kRtsSegmented). A large
+//        non-contiguous RGET send goes the same way (AXON_PML_PACK_SEGMENT):
+//        the sender packs segment k+2 when k is acknowledged, while the
+//        receiver reads k+1, instead of packing the whole message first.
 //
 // Every get/put is posted through one engine, Transfer below: the range is
 // split into pieces of at most Caps::max_rdma bytes, up to Caps::rdma_depth
@@ -314,8 +317,8 @@ int rndv_send_rts(Request* r, btl::Transport* t, const MatchHeader& h) {
   // buffer is exposed two segments at a time (wire.h kRtsSegmented).
   const btl::Caps& caps = t->caps();
   bool readable = caps.can_get || !caps.can_put;
-  size_t seg = caps.expose_segment;
-  if (readable && seg && r->length > 2 * seg && !r->seg_size) {
+  size_t seg = send_segment(r, caps);
+  if (readable && seg && !r->seg_size) {
     r->seg_size = seg;
     r->seg_keys[0] = t->expose(r->dest_world, send_data(r), seg);
     r->seg_keys[1] = t->expose(r->dest_world, send_data(r) + seg, seg);
@@ -436,6 +439,7 @@ void on_seg_ack(int, const void* msg, size_t) {
   Request* r = from_id(ack.sender_request);
   size_t total = std::min<size_t>(r->length, static_cast<size_t>(ack.key));
   expose_next_segment(r, ack, total, kAmSegKey, [&](btl::Transport* t, size_t off, size_t len) {
+    pack_send_through(r, off + len);  // non-contiguous data: packed while the receiver reads the segment before
     return t->expose(r->dest_world, send_data(r) + off, len);  // 0: the receiver's read fails
   });
 }
@@ -456,6 +460,7 @@ void on_cts_put(int, const void* msg, size_t len) {
   Request* r = from_id(cts.sender_request);
   btl::Transport* t = btl::route(r->dest_world);
   release_exposure(r);  // exposed for a read that did not come
+  pack_send_through(r, r->length);  // the writes take it whole
   size_t n = std::min<size_t>(cts.length, r->length);
   r->remote_id = cts.receiver_request;
   if (n && len >= sizeof cts + sizeof(SegRtsInfo)) {

@@ -11,14 +11,20 @@
  *   tiny-ring  AXON_BTL_SM_EAGER_LIMIT=256 AXON_BTL_SM_SLOTS=2: a burst of
  *              small sends finds the ring full, 1 KiB messages go rendezvous.
  *
+ *   whole-pack AXON_PML_PACK_SEGMENT=0: large non-contiguous sends are
+ *              packed whole before the receiver reads them.
+ *
  * In every variant non-contiguous eager messages are packed straight into
- * the ring (axon_pml_eager_packed counts each), and the data is exact. */
+ * the ring (axon_pml_eager_packed counts each), and the data is exact. Large
+ * non-contiguous sends the receiver reads (all variants with CMA but
+ * whole-pack) are packed segment by segment while it reads
+ * (axon_pml_pipelined_packs counts each at the sender). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "counters.h"
 
-enum { LARGE = 4 << 20, NLARGE = 4, NVECTOR = 10, BURST = 64 };
+enum { LARGE = 4 << 20, NLARGE = 4, NVECTOR = 10, BURST = 64, NSTRIDED = 3, STRIDED_BLOCKS = 100000 };
 
 static unsigned long long total(const char *name)
 {
@@ -90,6 +96,49 @@ int main(int argc, char **argv)
         CHECK(cma == 0, "no-cma: %llu bytes moved by CMA", cma);
         if (rank == 0) CHECK(frags >= NLARGE, "no-cma: only %llu fragments", frags);
     }
+
+    /* Large non-contiguous: blocks of 3 ints every 4 (1.2 MB of data),
+     * received contiguous, then once into the same strided layout. */
+    MPI_Datatype blocks;
+    CHECK_MPI(MPI_Type_vector(STRIDED_BLOCKS, 3, 4, MPI_INT, &blocks));
+    CHECK_MPI(MPI_Type_commit(&blocks));
+    int *spread = malloc(sizeof(int) * 4 * STRIDED_BLOCKS), *dense = malloc(sizeof(int) * 3 * STRIDED_BLOCKS);
+    CHECK(spread && dense, "malloc");
+    unsigned long long pipelined0 = axon_counter("axon_pml_pipelined_packs");
+    for (int m = 0; m < NSTRIDED; m++) {
+        int into_strided = m == NSTRIDED - 1;
+        if (rank == 0) {
+            for (int i = 0; i < 4 * STRIDED_BLOCKS; i++) spread[i] = m * 7000000 + i;
+            CHECK_MPI(MPI_Send(spread, 1, blocks, 1, 300 + m, MPI_COMM_WORLD));
+        } else if (into_strided) {
+            for (int i = 0; i < 4 * STRIDED_BLOCKS; i++) spread[i] = -1;
+            CHECK_MPI(MPI_Recv(spread, 1, blocks, 0, 300 + m, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            for (int i = 0; i < 4 * STRIDED_BLOCKS; i++) {
+                int want = i % 4 == 3 ? -1 : m * 7000000 + i;
+                if (spread[i] != want) {
+                    CHECK(0, "strided message %d into strided: int %d is %d, want %d", m, i, spread[i], want);
+                    break;
+                }
+            }
+        } else {
+            CHECK_MPI(MPI_Recv(dense, 3 * STRIDED_BLOCKS, MPI_INT, 0, 300 + m, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            for (int i = 0; i < 3 * STRIDED_BLOCKS; i++) {
+                int want = m * 7000000 + (i / 3) * 4 + i % 3;
+                if (dense[i] != want) {
+                    CHECK(0, "strided message %d: int %d is %d, want %d", m, i, dense[i], want);
+                    break;
+                }
+            }
+        }
+    }
+    unsigned long long pipelined = axon_counter("axon_pml_pipelined_packs") - pipelined0;
+    int pipelines = strcmp(variant, "no-cma") != 0 && strcmp(variant, "whole-pack") != 0;
+    if (rank == 0)
+        CHECK(pipelined == (pipelines ? NSTRIDED : 0), "%s: %llu of %d large strided sends packed as they were read",
+              variant, pipelined, NSTRIDED);
+    free(spread);
+    free(dense);
+    MPI_Type_free(&blocks);
 
     if (strcmp(variant, "tiny-ring") == 0) {
         /* A burst to a receiver that posts late fills a 2-slot ring. */

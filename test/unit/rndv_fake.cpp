@@ -46,6 +46,14 @@ const uint8_t* send_data(const Request* r) {
 }
 uint8_t* recv_data(Request* r) { return r->staging ? r->staging : static_cast<uint8_t*>(r->buffer); }
 bool non_contiguous(const Request* r) { return r->kind == Request::Kind::Recv && receive_non_contiguous; }
+// The real ones (protocol.cpp) with the segment size the case's transport asks for.
+size_t send_segment(const Request* r, const btl::Caps& caps) {
+  if (!caps.can_get && caps.can_put) return 0;
+  return caps.expose_segment && r->length > 2 * caps.expose_segment ? caps.expose_segment : 0;
+}
+void pack_send_through(Request* r, size_t end) {
+  rndv_test::packs.push_back({r, end, transport->exposed.size()});
+}
 void finish_recv(Request* r) { finished_recvs.push_back({r, ++ticks, transport->in_flight}); }
 void finish_send(Request* r) { finished_sends.push_back({r, ++ticks, transport->in_flight}); }
 }  // namespace axon::pml

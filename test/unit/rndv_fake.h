@@ -171,6 +171,15 @@ struct Finish {
   int in_flight;  // the transport's operations still in flight at the call
 };
 
+// pack_send_through calls: the request, the byte packed up to, and how many
+// exposures the transport had seen at the call.
+struct Pack {
+  pml::Request* r;
+  size_t end;
+  size_t exposures;
+};
+inline std::vector<Pack> packs;
+
 inline std::unique_ptr<FakeTransport> transport;
 inline std::vector<Control> controls;
 inline std::vector<Finish> finished_recvs;
@@ -183,6 +192,7 @@ inline FakeTransport& fresh(const btl::Caps& caps) {
   transport = std::make_unique<FakeTransport>(caps);
   pml::reset_rails();  // the new transport may reuse the old one's address
   controls.clear();
+  packs.clear();
   finished_recvs.clear();
   finished_sends.clear();
   receive_non_contiguous = false;

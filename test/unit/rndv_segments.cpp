@@ -147,6 +147,10 @@ void check_rget_segment_sender() {
   CHECK(t.unexposed.size() == 1 && t.unexposed[0].key == key0, "%s: ack 0 did not release segment 0's key", what);
   CHECK(t.exposed.size() == 3 && t.exposed[2].addr == data.data() + 2 * seg && t.exposed[2].len == seg,
         "%s: ack 0 did not expose segment 2", what);
+  // Non-contiguous data is packed up to the end of segment 2 before it is exposed.
+  CHECK(packs.size() == 1 && packs[0].r == s.get() && packs[0].end == 3 * seg && packs[0].exposures == 2,
+        "%s: ack 0 packed %zu time(s) (want once, through byte %zu, before segment 2's exposure)", what,
+        packs.size(), 3 * seg);
   CHECK(controls.size() == 1 && controls[0].am == pml::kAmSegKey && controls[0].dest == kPeer,
         "%s: want one kAmSegKey after ack 0 (%zu controls)", what, controls.size());
   if (controls.size() == 1) {
@@ -161,6 +165,8 @@ void check_rget_segment_sender() {
   CHECK(t.unexposed.size() == 2 && t.unexposed[1].key == key1 && t.exposed.size() == 4 &&
             t.exposed[3].addr == data.data() + 3 * seg && t.exposed[3].len == 1000,
         "%s: ack 1 did not release segment 1 and expose the 1000-byte segment 3", what);
+  CHECK(packs.size() == 2 && packs[1].end == total && packs[1].exposures == 3,
+        "%s: ack 1 did not pack through the end (byte %zu) before exposing segment 3", what, total);
   pml::SegInfo ack2{pml::to_id(s.get()), kReceiverRequest, 2, total};
   pml::on_seg_ack(kPeer, &ack2, sizeof ack2);
   CHECK(t.unexposed.size() == 3 && t.exposed.size() == 4 && controls.size() == 2,
