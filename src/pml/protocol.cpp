@@ -10,6 +10,8 @@
 //  GPU buffers  device.cpp: eager through one copy, CUDA IPC between ranks
 //               of one node (kAmRtsDevice + FIN), or pipelined staging
 //               through pinned host chunks (CTS + fragments).
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "accel/accel.h"
@@ -49,7 +51,11 @@ int stage_whole_send(Request* r) {
 size_t send_segment(const Request* r, const btl::Caps& caps) {
   if (!caps.can_get && caps.can_put) return 0;  // RPUT: the receiver exposes; the sender writes whole
   size_t seg = caps.expose_segment;
-  if (!seg && non_contiguous(r)) seg = static_cast<size_t>(std::max<int64_t>(pack_segment_param.get(), 0));
+  if (!seg && non_contiguous(r)) {
+    // Whole pages (see the staging buffer in try_first_message).
+    static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    seg = (static_cast<size_t>(std::max<int64_t>(pack_segment_param.get(), 0)) + page - 1) / page * page;
+  }
   return seg && r->length > 2 * seg ? seg : 0;
 }
 
@@ -151,8 +157,13 @@ int try_first_message(Request* r) {
     // packed when the receiver acknowledges the one two before it
     // (rndv.cpp on_seg_ack), while it reads the next.
     if (size_t seg = send_segment(r, caps)) {
-      r->staging = static_cast<uint8_t*>(malloc(r->length));
-      if (!r->staging) return kNoMemory;
+      // Page-aligned, so that segments (whole pages) share no page: a
+      // registering transport's cache then never merges one segment's
+      // registration into the next.
+      static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+      void* staging = nullptr;
+      if (posix_memalign(&staging, page, r->length) != 0) return kNoMemory;
+      r->staging = static_cast<uint8_t*>(staging);
       r->packed = 0;
       pack_send_through(r, 2 * seg);
       pipelined_packs.add();
