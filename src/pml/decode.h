@@ -30,6 +30,7 @@ inline const char* check_message(int am_id, const void* msg, size_t len) {
   bool matched = false;
   switch (am_id) {
     case kAmEager: need = sizeof(MatchHeader), matched = true; break;
+    case kAmEagerShort: need = sizeof(ShortMatchHeader); break;  // its source is checked below
     case kAmEagerSync: need = sizeof(MatchHeader) + sizeof(SyncInfo), matched = true; break;
     case kAmRts: need = sizeof(MatchHeader) + sizeof(RtsInfo), matched = true; break;
     case kAmRtsDevice: need = sizeof(MatchHeader) + sizeof(RtsInfo) + sizeof(DeviceRtsInfo), matched = true; break;
@@ -53,6 +54,11 @@ inline const char* check_message(int am_id, const void* msg, size_t len) {
     std::memcpy(&h, msg, sizeof h);
     if (h.source < 0 || h.source >= kMaxSource) return "its sender's rank is out of range";
   }
+  if (am_id == kAmEagerShort) {
+    ShortMatchHeader h;
+    std::memcpy(&h, msg, sizeof h);
+    if (h.source < 0 || h.source >= kMaxSource) return "its sender's rank is out of range";
+  }
   if (am_id == kAmCancel) {
     CancelInfo c;
     std::memcpy(&c, msg, sizeof c);
@@ -61,9 +67,16 @@ inline const char* check_message(int am_id, const void* msg, size_t len) {
   return nullptr;
 }
 
+// The MatchHeader of a kAmEagerShort message check_message() accepted.
+inline MatchHeader expand_short(const void* msg, size_t len) {
+  ShortMatchHeader s;
+  std::memcpy(&s, msg, sizeof s);
+  return MatchHeader{s.context, s.source, s.tag, s.seq, len - sizeof s};
+}
+
 // The fields of a matched message (kAmEager, kAmEagerSync, kAmRts,
 // kAmRtsDevice) after its MatchHeader: `rest`, `rest_len` bytes of a
-// message check_message() accepted.
+// message check_message() accepted (kAmEagerShort's rest is kAmEager's).
 struct MatchRest {
   uint64_t sender_request = 0;
   uint64_t address = 0;

@@ -134,9 +134,16 @@ void match_or_keep(MatchQueues* q, int src_world, int am_id, const MatchHeader& 
 
 void on_match_message(int am_id, int src_world, const void* msg, size_t len) {
   MatchHeader h;
-  std::memcpy(&h, msg, sizeof h);
-  const uint8_t* rest = static_cast<const uint8_t*>(msg) + sizeof h;
-  size_t rest_len = len - sizeof h;
+  size_t header_len = sizeof h;
+  if (am_id == kAmEagerShort) {
+    h = expand_short(msg, len);
+    header_len = sizeof(ShortMatchHeader);
+    am_id = kAmEager;  // from here on, the same message
+  } else {
+    std::memcpy(&h, msg, sizeof h);
+  }
+  const uint8_t* rest = static_cast<const uint8_t*>(msg) + header_len;
+  size_t rest_len = len - header_len;
 
   MatchQueues* q = queues_for(h.context);
   if (q->expected_seq.size() <= size_t(h.source)) q->expected_seq.resize(h.source + 1, 0);

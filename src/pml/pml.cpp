@@ -34,6 +34,7 @@ IntParam cancel_wait_param{"AXON_CANCEL_WAIT_MS", 1000,
 std::vector<Request*> request_pool;
 
 void am_eager(int src, const void* m, size_t n) { on_match_message(kAmEager, src, m, n); }
+void am_eager_short(int src, const void* m, size_t n) { on_match_message(kAmEagerShort, src, m, n); }
 void am_eager_sync(int src, const void* m, size_t n) { on_match_message(kAmEagerSync, src, m, n); }
 void am_rts(int src, const void* m, size_t n) { on_match_message(kAmRts, src, m, n); }
 void am_rts_device(int src, const void* m, size_t n) { on_match_message(kAmRtsDevice, src, m, n); }
@@ -117,6 +118,7 @@ bool shares_my_cpu(const Context* ctx, int peer) {
 
 int init() {
   btl::register_handler(kAmEager, checked<kAmEager, am_eager>);
+  btl::register_handler(kAmEagerShort, checked<kAmEagerShort, am_eager_short>);
   btl::register_handler(kAmEagerSync, checked<kAmEagerSync, am_eager_sync>);
   btl::register_handler(kAmRts, checked<kAmRts, am_rts>);
   btl::register_handler(kAmRtsDevice, checked<kAmRtsDevice, am_rts_device>);

@@ -183,7 +183,8 @@ int try_first_message(Request* r) {
         eager_sends.add();
       }
     } else {
-      rc = send_eager(t, r, kAmEager, &h, sizeof h);
+      ShortMatchHeader s{h.context, h.source, h.tag, h.seq};
+      rc = send_eager(t, r, kAmEagerShort, &s, sizeof s);
       if (rc == kOk) {
         eager_sends.add();
         r->bytes = r->length;
@@ -417,8 +418,8 @@ int send_immediate(const void* buf, size_t len, int dest, int tag, Context* ctx)
   if (size_t(dest_world) < queued_to.size() && queued_to[dest_world] > 0) return kAgain;
   btl::Transport* t = btl::route(dest_world);
   if (len > t->caps().eager_limit) return kAgain;
-  MatchHeader h{ctx->id, ctx->rank, tag, ctx->next_seq[dest], len};
-  int rc = t->send(dest_world, kAmEager, &h, sizeof h, buf, len);
+  ShortMatchHeader h{ctx->id, ctx->rank, tag, ctx->next_seq[dest]};
+  int rc = t->send(dest_world, kAmEagerShort, &h, sizeof h, buf, len);
   if (rc == kOk) {
     ++ctx->next_seq[dest];
     eager_sends.add();

@@ -23,12 +23,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<uint8_t> msg(data + 1, data + size);
   if (check_message(am_id, msg.data(), msg.size()) != nullptr) return 0;
   volatile uint64_t sink = 0;
-  if (am_id == kAmEager || am_id == kAmEagerSync || am_id == kAmRts || am_id == kAmRtsDevice) {
+  if (am_id == kAmEager || am_id == kAmEagerShort || am_id == kAmEagerSync || am_id == kAmRts ||
+      am_id == kAmRtsDevice) {
+    // What on_match_message reads.
     MatchHeader h;
-    std::memcpy(&h, msg.data(), sizeof h);  // what on_match_message reads
+    size_t header_len = am_id == kAmEagerShort ? sizeof(ShortMatchHeader) : sizeof h;
+    if (am_id == kAmEagerShort) {
+      h = expand_short(msg.data(), msg.size());
+      check(h.length == msg.size() - header_len);
+      am_id = kAmEager;
+    } else {
+      std::memcpy(&h, msg.data(), sizeof h);
+    }
     check(h.source >= 0 && h.source < kMaxSource);
-    const uint8_t* rest = msg.data() + sizeof h;
-    size_t rest_len = msg.size() - sizeof h;
+    const uint8_t* rest = msg.data() + header_len;
+    size_t rest_len = msg.size() - header_len;
     MatchRest r;
     parse_match_rest(am_id, rest, rest_len, &r);
     check(r.payload >= rest && r.payload + r.payload_len <= rest + rest_len);
