@@ -225,6 +225,7 @@ void bench_parse_options(int argc, char **argv, const char *program,
     o->size_time_cap_s = d->size_time_cap_s;
     MPI_Comm_rank(MPI_COMM_WORLD, &o->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &o->nranks);
+    o->measuring = 2;
 
     /* Hand-rolled rather than getopt: launchers differ in what they leave in
      * argv, and every rank must reach the same verdict on its own. */
@@ -382,7 +383,13 @@ void bench_print_header(const bench_options *o, const char *columns, const char 
     char *newline = strpbrk(version, "\r\n");
     if (newline)
         *newline = '\0';
-    printf("# %s\n# mpi: %s\n# ranks: %d (0 and 1 measure)\n", o->program, version, o->nranks);
+    if (o->measuring >= o->nranks)
+        printf("# %s\n# mpi: %s\n# ranks: %d (all measure)\n", o->program, version, o->nranks);
+    else if (o->measuring > 2)
+        printf("# %s\n# mpi: %s\n# ranks: %d (0 to %d measure)\n", o->program, version, o->nranks,
+               o->measuring - 1);
+    else
+        printf("# %s\n# mpi: %s\n# ranks: %d (0 and 1 measure)\n", o->program, version, o->nranks);
     printf("# sizes: %zu:%zu  iterations: %ld  warmup: %ld  time cap per size: %g s%s%s\n",
            o->min_size, o->max_size, o->iterations, o->warmup, o->size_time_cap_s,
            extra ? "  " : "", extra ? extra : "");

@@ -35,6 +35,7 @@ typedef struct bench_options {
     int reps, window;
     double size_time_cap_s;
     int rank, nranks;
+    int measuring;   /* ranks 0 .. measuring-1 take part in the timing (2 unless a program says) */
     int device;      /* -d cuda: buffers may be GPU memory */
     char place[2];   /* 'H' or 'D': buffers of rank 0 and of the other ranks (OSU's "D D", "H D") */
 } bench_options;

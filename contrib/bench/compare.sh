@@ -20,6 +20,16 @@ usage: compare.sh [options]
   -np N, --np N       ranks; default 2 (ranks 0 and 1 measure; -np 4 on a
                       2-core machine shows behaviour when oversubscribed)
   --bench LIST        comma-separated subset of latency,bw,bibw,vector; default all
+                      (message rate, messages/s, window of 64, 1-64 B: mr (one pair, ranks
+                      0 -> 1) and mbw_mr (all pairs: rank i -> i + N/2, N = the cores,
+                      rounded down to even, unless mbw_mr@N);
+                      start-up: startup (MPI_Init to the first barrier done, inside the job,
+                      and the whole mpirun of that hello, timed from outside);
+                      NAME@N runs one benchmark at N ranks whatever -np says (e.g.
+                      startup@256, coll_allreduce@64; a coll_OP@N without --sizes
+                      measures 8 B only after 10 warm-up calls: -m 8:8 -x 10);
+                      scale = startup@64,startup@256,coll_barrier@64,coll_bcast@64,
+                      coll_allreduce@64;
                       (collectives, not in the default: coll_allreduce, coll_bcast, coll_reduce,
                       coll_allgather, coll_alltoall, coll_barrier and coll_i<same> with overlap;
                       one-sided, rank 0 -> 1 in lock_all + flush, rma_latency.c: rma_<flavor>_<op>
@@ -57,10 +67,22 @@ while [ $# -gt 0 ]; do
 done
 case "$runs" in ''|*[!0-9]*|0) echo "compare.sh: --runs needs a count >= 1" >&2; exit 2 ;; esac
 case "$np" in ''|*[!0-9]*|0|1) echo "compare.sh: -np needs at least 2" >&2; exit 2 ;; esac
-for b in ${benches//,/ }; do
+benches=${benches//scale/startup@64,startup@256,coll_barrier@64,coll_bcast@64,coll_allreduce@64}
+for token in ${benches//,/ }; do
+    b=${token%@*}
+    if [ "$b" != "$token" ]; then
+        case "${token#*@}" in ''|*[!0-9]*|0|1) echo "compare.sh: $token: ranks after @ must be at least 2" >&2; exit 2 ;; esac
+    fi
     case "$b" in rma_allocate_*|rma_create_*) case "${b#rma_*_}" in put|get|accumulate|fetch_and_op|compare_and_swap|put_bw|get_bw) continue ;; esac ;; esac
-    case "$b" in latency|bw|bibw|vector|coll_allreduce|coll_bcast|coll_reduce|coll_allgather|coll_alltoall|coll_barrier|coll_iallreduce|coll_ibcast|coll_ireduce|coll_iallgather|coll_ialltoall|coll_ibarrier) ;; *) echo "compare.sh: unknown benchmark: $b" >&2; exit 2 ;; esac
+    case "$b" in latency|bw|bibw|vector|mr|mbw_mr|startup|coll_allreduce|coll_bcast|coll_reduce|coll_allgather|coll_alltoall|coll_barrier|coll_iallreduce|coll_ibcast|coll_ireduce|coll_iallgather|coll_ialltoall|coll_ibarrier) ;; *) echo "compare.sh: unknown benchmark: $b" >&2; exit 2 ;; esac
 done
+bench_ranks() { # token -> ranks it runs at (NAME@N: N; mbw_mr: every core, in pairs; else -np)
+    case "$1" in
+        *@*) echo "${1#*@}" ;;
+        mbw_mr) local even=$(( $(nproc 2>/dev/null || echo 2) / 2 * 2 )); echo $(( even < 2 ? 2 : even )) ;;
+        *) echo "$np" ;;
+    esac
+}
 
 say() { printf '%s\n' "$*" >&2; }
 
@@ -73,14 +95,19 @@ cpus=$(nproc 2>/dev/null || echo 1)
 am_root=0; [ "$(id -u)" = 0 ] && am_root=1
 
 # ---- which MPIs: id, label, compiler, launcher command --------------------
-mpi_ids=() mpi_labels=() mpi_cc=() mpi_launch=() mpi_version=()
-add_mpi() { mpi_ids+=("$1"); mpi_labels+=("$2"); mpi_cc+=("$3"); mpi_launch+=("$4"); mpi_version+=("$5"); }
+# mpi_launch: the launcher when the ranks fit the cores, mpi_launch_over when
+# they outnumber them (only Open MPI needs other flags then); -np N follows.
+mpi_ids=() mpi_labels=() mpi_cc=() mpi_launch=() mpi_launch_over=() mpi_version=()
+add_mpi() { mpi_ids+=("$1"); mpi_labels+=("$2"); mpi_cc+=("$3"); mpi_launch+=("$4"); mpi_launch_over+=("$5"); mpi_version+=("$6"); }
+launch_for() { # index ranks -> the whole launch command
+    if [ "$2" -gt "$cpus" ]; then echo "${mpi_launch_over[$1]} -np $2"; else echo "${mpi_launch[$1]} -np $2"; fi
+}
 
 if [ -n "$axon_prefix" ]; then
     if [ -x "$axon_prefix/bin/mpicc" ] && [ -x "$axon_prefix/bin/mpirun" ]; then
         v=$("$axon_prefix/bin/mpirun" --version 2>/dev/null | head -n 1)
         add_mpi axon "Axon" "$axon_prefix/bin/mpicc" \
-            "$axon_prefix/bin/mpirun $axon_args -np $np" "${v:-unknown}"
+            "$axon_prefix/bin/mpirun $axon_args" "$axon_prefix/bin/mpirun $axon_args" "${v:-unknown}"
     else
         say "compare.sh: no $axon_prefix/bin/mpicc or mpirun; is Axon installed there (make install)?"
         exit 2
@@ -91,14 +118,10 @@ if [ "$use_openmpi" = 1 ]; then
     if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; then
         ompi_run="mpirun.openmpi"
         [ "$am_root" = 1 ] && ompi_run="$ompi_run --allow-run-as-root"
-        if [ "$np" -gt "$cpus" ]; then
-            # More ranks than cores: Open MPI refuses to bind unless told it may.
-            ompi_run="$ompi_run --oversubscribe --bind-to core:overload-allowed"
-        else
-            ompi_run="$ompi_run --bind-to core"
-        fi
+        # More ranks than cores: Open MPI refuses to start or to bind unless told it may.
         v=$(mpirun.openmpi --version 2>/dev/null | head -n 1)
-        add_mpi ompi "Open MPI" mpicc.openmpi "$ompi_run -np $np" "${v:-unknown}"
+        add_mpi ompi "Open MPI" mpicc.openmpi "$ompi_run --bind-to core" \
+            "$ompi_run --oversubscribe --bind-to core:overload-allowed" "${v:-unknown}"
     else
         say "compare.sh: Open MPI not found (mpicc.openmpi/mpirun.openmpi); column skipped. Install: $install_hint"
     fi
@@ -106,7 +129,7 @@ fi
 if [ "$use_mpich" = 1 ]; then
     if command -v mpicc.mpich >/dev/null && command -v mpirun.mpich >/dev/null; then
         v=$(mpirun.mpich --version 2>/dev/null | awk -F: '/Version/ {gsub(/^[ \t]+/, "", $2); print "HYDRA " $2; exit}')
-        add_mpi mpich "MPICH" mpicc.mpich "mpirun.mpich -bind-to core -np $np" "${v:-unknown}"
+        add_mpi mpich "MPICH" mpicc.mpich "mpirun.mpich -bind-to core" "mpirun.mpich -bind-to core" "${v:-unknown}"
     else
         say "compare.sh: MPICH not found (mpicc.mpich/mpirun.mpich); column skipped. Install: $install_hint"
     fi
@@ -166,21 +189,32 @@ for bench in ${benches//,/ }; do
         for i in "${built_ids[@]}"; do
             id=${mpi_ids[$i]}
             out="$results/raw/$bench.$id.$run"
+            name=${bench%@*} ranks=$(bench_ranks "$bench")
             args=()
-            [ -n "$sizes" ] && args+=(-m "$sizes")
+            if [ -n "$sizes" ]; then args+=(-m "$sizes")
+            elif [ "$name" != "$bench" ] && [ "${name#coll_}" != "$name" ]; then args+=(-m 8:8 -x 10)
+            fi
             # shellcheck disable=SC2206 # word splitting of user arguments is wanted
             args+=($bench_args)
-            say "[$(date +%T)] $bench run $run/$runs: ${mpi_labels[$i]}"
-            prog=("$results/build/$id/pt2pt_$bench")
-            case "$bench" in
-                coll_*) prog=("$results/build/$id/coll_latency" -c "${bench#coll_}") ;;
-                rma_*) flavor=${bench#rma_}; flavor=${flavor%%_*}
-                       prog=("$results/build/$id/rma_latency" "$flavor" "${bench#rma_"$flavor"_}"); args=() ;;
+            say "[$(date +%T)] $bench run $run/$runs: ${mpi_labels[$i]} ($ranks ranks)"
+            prog=("$results/build/$id/pt2pt_$name")
+            case "$name" in
+                mr) prog=("$results/build/$id/pt2pt_mr" -p 1) ;;
+                mbw_mr) prog=("$results/build/$id/pt2pt_mr" -p all) ;;
+                startup) prog=("$results/build/$id/startup"); args=() ;;
+                coll_*) prog=("$results/build/$id/coll_latency" -c "${name#coll_}") ;;
+                rma_*) flavor=${name#rma_}; flavor=${flavor%%_*}
+                       prog=("$results/build/$id/rma_latency" "$flavor" "${name#rma_"$flavor"_}"); args=() ;;
             esac
-            # shellcheck disable=SC2086 # the launcher command is a word list
-            timeout --kill-after=10 "$run_timeout" ${mpi_launch[$i]} \
+            # startup: the job is timed from just before the launcher runs.
+            launched=$(date +%s%N)
+            [ "$name" = startup ] && args+=(-l "$launched")
+            # shellcheck disable=SC2046 # the launcher command is a word list
+            timeout --kill-after=10 "$run_timeout" $(launch_for "$i" "$ranks") \
                 "${prog[@]}" "${args[@]}" >"$out.out" 2>"$out.err"
             rc=$?
+            # Whole launch to exit, ms: the hello's wall time for startup.
+            echo $(( ($(date +%s%N) - launched) / 1000000 )) >"$out.wall"
             if [ "$rc" -ne 0 ]; then
                 failures=$((failures + 1))
                 say "  FAILED (exit status $rc$([ "$rc" = 124 ] && echo ", timed out after ${run_timeout}s")); last lines of $out.err:"
@@ -195,11 +229,25 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
 
 # ---- report ------------------------------------------------------------------
 # Median across runs, per size, of each run's per-size median (column 2).
-median_across_runs() { # bench id -> "size value" lines
+median_across_runs() { # bench id -> "size value runs spread" lines
     local f files=()
     for f in "$results/raw/$1.$2".*.out; do [ -e "$f" ] && files+=("$f"); done
     [ ${#files[@]} -gt 0 ] || return 0
-    awk '!/^#/ && NF >= 2 { print $1, $2 }' "${files[@]}" | sort -k1,1n -k2,2g |
+    awk '!/^#/ && NF >= 2 { print $1, $2 }' "${files[@]}" | median_by_key
+}
+# The same for startup, keyed by ranks, over every startup@N run of one MPI:
+# the job's own ready_ms (column 2), or the launcher's wall time (.wall).
+startup_medians() { # id ready|wall -> "ranks value runs spread" lines
+    local f
+    for f in "$results/raw/"startup*".$1".*.out; do
+        [ -e "$f" ] || continue
+        if [ "$2" = ready ]; then awk '!/^#/ && NF >= 2 { print $1, $2 }' "$f"
+        else awk -v wall="$(cat "${f%.out}.wall")" '!/^#/ && NF >= 2 { print $1, wall }' "$f"
+        fi
+    done | median_by_key
+}
+median_by_key() { # "key value" lines -> "key median count spread" lines
+    sort -k1,1n -k2,2g |
         awk '{ size[NR] = $1; value[NR] = $2 }
              END {
                  for (i = 1; i <= NR; i = j) {
@@ -222,6 +270,8 @@ library_line() { # id -> the library's own version string from a run
     echo "(no successful run)"
 }
 
+at_ranks=""
+for bench in ${benches//,/ }; do case "$bench" in *@*) at_ranks="$at_ranks $bench" ;; esac; done
 {
     cpu_model=$(awk -F: '/^model name/ { sub(/^[ \t]+/, "", $2); print $2; exit }' /proc/cpuinfo 2>/dev/null)
     sockets=$(lscpu 2>/dev/null | awk -F: '/^Socket\(s\)/ { gsub(/ /, "", $2); print $2 }')
@@ -237,33 +287,23 @@ library_line() { # id -> the library's own version string from a run
     echo "${p}- ranks: $np; runs per MPI: $runs, interleaved; median per size across runs; ${elapsed}s"
     for i in "${built_ids[@]}"; do
         echo "${p}- ${mpi_labels[$i]}: $(library_line "${mpi_ids[$i]}") [launcher: ${mpi_version[$i]}]"
-        echo "${p}  run as: ${mpi_launch[$i]} pt2pt_<bench>$([ -n "$sizes" ] && echo " -m $sizes")${bench_args:+ $bench_args}"
+        echo "${p}  run as: $(launch_for "$i" "$np") pt2pt_<bench>$([ -n "$sizes" ] && echo " -m $sizes")${bench_args:+ $bench_args}"
+        [ "${mpi_launch_over[$i]}" != "${mpi_launch[$i]}" ] &&
+            echo "${p}  above $cpus ranks: ${mpi_launch_over[$i]} -np N"
     done
+    [ -n "$at_ranks" ] && echo "${p}- NAME@N benchmarks ran at N ranks:$at_ranks"
     [ "$failures" -gt 0 ] && echo "${p}- $failures run(s) FAILED; their columns use the remaining runs (raw: $results/raw)"
     echo
 } | tee "$results/summary.txt"
 
-for bench in ${benches//,/ }; do
-    case "$bench" in
-        latency) title="pt2pt_latency: one-way latency in microseconds"; better=lower ;;
-        bw)      title="pt2pt_bw: streaming bandwidth in MB/s (10^6 bytes), window of 64"; better=higher ;;
-        bibw)    title="pt2pt_bibw: bidirectional bandwidth in MB/s, both directions summed"; better=higher ;;
-        coll_*)  title="coll_latency -c ${bench#coll_}: microseconds per call, all ranks (size = bytes per rank)"; better=lower ;;
-        rma_*_bw) title="rma_latency ${bench#rma_}: MB/s (10^6 bytes), 64 operations per MPI_Win_flush, rank 0 -> 1 in MPI_Win_lock_all"; better=higher ;;
-        rma_*)   title="rma_latency ${bench#rma_}: microseconds per operation + MPI_Win_flush, rank 0 -> 1 in MPI_Win_lock_all"; better=lower ;;
-        vector)  title="pt2pt_vector: one-way latency in microseconds, vector(N, 1, 2) of doubles (size = data bytes)"; better=lower ;;
-    esac
-    labels="" tables=""
-    for i in "${built_ids[@]}"; do
-        id=${mpi_ids[$i]}
-        median_across_runs "$bench" "$id" >"$results/$bench.$id.median"
-        labels="$labels${labels:+|}${mpi_labels[$i]}"
-        tables="$tables $results/$bench.$id.median"
-    done
-    # shellcheck disable=SC2086 # one file per MPI, in column order
+# One table: rows from per-MPI "key value runs spread" files, in column order.
+print_table() { # title lower|higher bytes|ranks label-list files...
+    local title=$1 better=$2 rows=$3 labels=$4
+    shift 4
     awk -v labels="$labels" -v better="$better" -v markdown="$markdown" -v title="$title" \
-        -v runs="$runs" '
+        -v runs="$runs" -v rows="$rows" '
         function human(b) {
+            if (rows == "ranks") return b " ranks"
             if (b >= 1048576 && b % 1048576 == 0) return (b / 1048576) " MiB"
             if (b >= 1024 && b % 1024 == 0) return (b / 1024) " KiB"
             return b " B"
@@ -288,7 +328,7 @@ for bench in ${benches//,/ }; do
                 ? "Axon/best peer (< 1: Axon faster)" : "Axon/best peer (> 1: Axon faster)"
             sense = (better == "lower") ? "lower is better" : "higher is better"
             if (markdown) {
-                printf "**%s** (%s; median of %d runs)\n\n| size |", title, sense, runs
+                printf "**%s** (%s; median of %d runs)\n\n| %s |", title, sense, runs, rows == "ranks" ? "ranks" : "size"
                 for (c = 1; c <= ncols; c++) printf " %s |", name[c]
                 if (axon) printf " %s |", ratio_head
                 printf "\n|---:|"
@@ -296,7 +336,7 @@ for bench in ${benches//,/ }; do
                 if (axon) printf "---:|"
                 printf "\n"
             } else {
-                printf "# %s (%s; median of %d runs)\n%-10s", title, sense, runs, "size"
+                printf "# %s (%s; median of %d runs)\n%-10s", title, sense, runs, rows == "ranks" ? "ranks" : "size"
                 for (c = 1; c <= ncols; c++) printf " %12s", name[c]
                 if (axon) printf "  %s", ratio_head
                 printf "\n"
@@ -334,12 +374,61 @@ for bench in ${benches//,/ }; do
             for (c = 1; c <= ncols; c++)
                 if (worst[c] != "")
                     line = line sprintf("%s%s %.2fx at %s", line == "" ? "" : ", ", name[c],
-                                        worst[c], markdown ? human(worst_at[c]) : worst_at[c] " B")
+                                        worst[c], markdown || rows == "ranks" ? human(worst_at[c]) : worst_at[c] " B")
             if (runs > 1 && line != "")
                 printf "%sworst run-to-run spread (largest / smallest per-run median): %s\n",
                        markdown ? "\n" : "# ", line
             printf "\n"
-        }' $tables | tee -a "$results/summary.txt"
+        }' "$@" | tee -a "$results/summary.txt"
+}
+
+startup_done=0
+for bench in ${benches//,/ }; do
+    name=${bench%@*}
+    at=""; [ "$name" != "$bench" ] && at=", ${bench#*@} ranks"
+    if [ "$name" = startup ]; then
+        # Every startup@N goes into the same two tables, one row per rank count.
+        [ "$startup_done" = 1 ] && continue
+        startup_done=1
+        for metric in ready wall; do
+            labels="" tables=""
+            for i in "${built_ids[@]}"; do
+                id=${mpi_ids[$i]}
+                startup_medians "$id" "$metric" >"$results/startup-$metric.$id.median"
+                labels="$labels${labels:+|}${mpi_labels[$i]}"
+                tables="$tables $results/startup-$metric.$id.median"
+            done
+            if [ "$metric" = ready ]; then
+                title="startup: ms from entering MPI_Init to leaving the first MPI_Barrier, slowest rank"
+            else
+                title="startup: ms of the whole mpirun of that hello (launch to exit, timed outside)"
+            fi
+            # shellcheck disable=SC2086 # one file per MPI, in column order
+            print_table "$title" lower ranks "$labels" $tables
+        done
+        continue
+    fi
+    case "$name" in
+        mr)      title="pt2pt_mr -p 1: messages/s, one pair (rank 0 -> 1), window of 64"; better=higher ;;
+        mbw_mr)  title="pt2pt_mr -p all: messages/s, all pairs at once (rank i -> i + N/2), window of 64"; better=higher
+                 [ -z "$at" ] && at=", $(bench_ranks mbw_mr) ranks" ;;
+        latency) title="pt2pt_latency: one-way latency in microseconds"; better=lower ;;
+        bw)      title="pt2pt_bw: streaming bandwidth in MB/s (10^6 bytes), window of 64"; better=higher ;;
+        bibw)    title="pt2pt_bibw: bidirectional bandwidth in MB/s, both directions summed"; better=higher ;;
+        coll_*)  title="coll_latency -c ${name#coll_}: microseconds per call, all ranks (size = bytes per rank)"; better=lower ;;
+        rma_*_bw) title="rma_latency ${name#rma_}: MB/s (10^6 bytes), 64 operations per MPI_Win_flush, rank 0 -> 1 in MPI_Win_lock_all"; better=higher ;;
+        rma_*)   title="rma_latency ${name#rma_}: microseconds per operation + MPI_Win_flush, rank 0 -> 1 in MPI_Win_lock_all"; better=lower ;;
+        vector)  title="pt2pt_vector: one-way latency in microseconds, vector(N, 1, 2) of doubles (size = data bytes)"; better=lower ;;
+    esac
+    labels="" tables=""
+    for i in "${built_ids[@]}"; do
+        id=${mpi_ids[$i]}
+        median_across_runs "$bench" "$id" >"$results/$bench.$id.median"
+        labels="$labels${labels:+|}${mpi_labels[$i]}"
+        tables="$tables $results/$bench.$id.median"
+    done
+    # shellcheck disable=SC2086 # one file per MPI, in column order
+    print_table "$title$at" "$better" bytes "$labels" $tables
 done
 say "raw outputs, builds and this summary: $results"
 [ "$failures" -eq 0 ]
