@@ -228,6 +228,7 @@ int run_host(CommState* state, const Args& args) {
       default:
         break;
     }
+    if (args.kind == Kind::bcast) note_bcast_root(state->node.get(), args.root);
     Choice c;
     if (int rc = select_algorithm(args, state, true, &c); rc != MPI_SUCCESS) return rc;
     alg = c.alg;
@@ -279,6 +280,7 @@ int run(CommState* state, const Args& args) {
 bool bcast_shortcut(CommState* st, void* buf, MPI_Count count, const Datatype* type, int root, int* rc) {
   const Algorithm* alg = remembered_call(st, Kind::bcast, count, type, nullptr);
   if (!alg) return false;
+  note_bcast_root(st->node.get(), root);
   if (alg->level == Algorithm::Level::shm) return node_bcast_now(st, buf, count, type, root, rc);
   if (alg->level != Algorithm::Level::pt2pt || !direct_fits(st, Kind::bcast, type, payload_bytes(count, type)))
     return false;

@@ -75,6 +75,9 @@ struct CommState {
     ptrdiff_t extent = 0, true_extent = 0;  // reductions: whether items fit a slot
   };
   mutable PickMemo memo;
+  // The barrier's own (no size rules, but it would evict the memo above
+  // in a loop of bcast and barrier, and with it the bcast shortcut).
+  mutable PickMemo barrier_memo;
   // Nonblocking schedules for reuse (see ScheduleCache).
   ScheduleCache schedules;
   bool inter() const { return local != nullptr; }

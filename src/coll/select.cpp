@@ -296,21 +296,24 @@ int select_algorithm(const Args& a, const CommState* st, bool blocking, Choice* 
   const Algorithm* alg = forced_algorithm(a.kind);
   out->note = nullptr;
   if (!alg) {
-    // Allgatherv's choice looks at every count: never remembered.
-    CommState::PickMemo& m = st->memo;
+    // Allgatherv's choice looks at every count: never remembered. A
+    // barrier's goes to a memo of its own, so that a loop of bcast and
+    // barrier keeps the bcast's choice for the bcast shortcut.
+    bool remember = a.kind != Kind::allgatherv;
+    CommState::PickMemo& m = a.kind == Kind::barrier ? st->barrier_memo : st->memo;
     bool reduction = a.kind == Kind::reduce || a.kind == Kind::allreduce;
     bool items = a.recvcount > 0;
     signed char commutes = a.op ? static_cast<signed char>(a.op->commutative) : -1;
     ptrdiff_t extent = reduction && a.recvtype ? a.recvtype->extent : 0;
     ptrdiff_t true_extent = reduction && a.recvtype ? a.recvtype->true_extent : 0;
     if (m.alg && m.bytes == bytes && m.kind == a.kind && m.blocking == blocking && m.items == items &&
-        m.commutes == commutes && m.extent == extent && m.true_extent == true_extent && a.kind != Kind::allgatherv) {
+        m.commutes == commutes && m.extent == extent && m.true_extent == true_extent && remember) {
       alg = m.alg;
       why = m.why;
     } else {
       const char* name = blocking ? node_pick(a, st, size, bytes, &why) : nullptr;
       alg = find(a.kind, name ? name : pick(a, size, bytes, &why));
-      if (a.kind != Kind::allgatherv) {
+      if (remember) {
         m.alg = alg;
         m.why = why;
         m.kind = a.kind;

@@ -49,6 +49,13 @@ struct NodeState {
   uint64_t seq = 0;   // node-level steps done on this communicator
   uint64_t safe = 0;  // every local rank is known to be done with steps <= safe
   bool futex = false; // waits sleep on the flag word (AXON_COLL_SHM_WAIT; same on every local rank)
+  // Member index of the root of the last blocking bcast on this one-node
+  // communicator, or -1; the next node barrier takes it (and clears it):
+  // nobody leaves that barrier before the root has, so a loop of bcast
+  // and barrier finds each bcast's data sent when it calls
+  // (AXON_COLL_BARRIER_RELEASE, shm/sync.cpp). Every rank makes the same
+  // bcasts, so all agree.
+  int bcast_root = -1;
   NodeState() = default;
   NodeState(const NodeState&) = delete;
   NodeState& operator=(const NodeState&) = delete;
@@ -73,6 +80,12 @@ int hier_run(CommState* st, const Args& a);
 // segment of a one-node communicator (the shortcuts of coll.h): false,
 // doing nothing, when no segment is mapped or the message is larger than
 // the segment's small-message area (1 KiB). `in` is the operand buffer.
+// Notes the root (a rank) of a blocking bcast for the next node barrier
+// (NodeState::bcast_root); nothing on a communicator without a known
+// single node.
+inline void note_bcast_root(NodeState* ns, int root) {
+  if (ns && ns->topo.known && ns->topo.nodes == 1) ns->bcast_root = root;
+}
 bool node_bcast_now(CommState* st, void* buf, MPI_Count count, const Datatype* type, int root, int* rc);
 bool node_reduce_now(CommState* st, const void* in, void* out, MPI_Count count, const Datatype* type, const Op* op,
                      int root, int* rc);

@@ -203,8 +203,10 @@ struct Seg {
 // (AXON_COLL_SHM_WAIT; sync.cpp).
 bool use_futex();
 
-// The barrier of the node's members on the segment (sync.cpp).
-void node_barrier(Seg& g);
+// The barrier of the node's members on the segment (sync.cpp). `first`:
+// the member (the last bcast's root, NodeState::bcast_root) that everyone
+// else lets leave first where AXON_COLL_BARRIER_RELEASE says so, or -1.
+void node_barrier(Seg& g, int first);
 
 // Reduction of `count` items on the segment (reduce.cpp): `in` is my
 // operand (a buffer pointer), `out` receives the result on member `root`
@@ -214,7 +216,8 @@ int node_reduce(Seg& g, const void* in, void* out, MPI_Count count, const Dataty
 
 // The node-level part of a barrier / bcast / reduce / allreduce on my
 // node's members (move.cpp; `root`: member index, -1 = everyone gets the
-// result). A node of one member needs no segment.
+// result; barrier: node_barrier's `first`). A node of one member needs no
+// segment.
 int node_part(CommState* st, const Args& a, const void* in, void* out, int root);
 
 // Member index of comm rank `r` on my node (topology.cpp).

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "coll/shm/internal.h"
@@ -248,7 +249,7 @@ int node_part(CommState* st, const Args& a, const void* in, void* out, int root)
   Seg g{ns, n, ns.topo.me};
   switch (a.kind) {
     case Kind::barrier:
-      node_barrier(g);
+      node_barrier(g, root);
       return MPI_SUCCESS;
     case Kind::bcast:
       return node_bcast(g, out, a.recvcount, a.recvtype, root);
@@ -384,7 +385,8 @@ int shm_run(CommState* st, const Args& a) {
   if (nodelevel::move_kind(a.kind)) return nodelevel::shm_move(st, a);
   switch (a.kind) {
     case Kind::barrier:
-      return nodelevel::node_part(st, a, nullptr, nullptr, -1);
+      // (One node: the bcast's root rank is its member index.)
+      return nodelevel::node_part(st, a, nullptr, nullptr, std::exchange(st->node->bcast_root, -1));
     case Kind::bcast:
       if (a.recvcount == 0) return MPI_SUCCESS;
       return nodelevel::node_part(st, a, nullptr, a.recvbuf, nodelevel::member_index(t, a.root));

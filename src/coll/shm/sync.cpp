@@ -44,6 +44,24 @@ constexpr long kSleepNs = 200 * 1000;
 IntParam peer_spin_param{"AXON_COLL_SHM_PEER_SPIN_US", 10,
                          "Oversubscribed node-level collectives: microseconds a rank polls (instead of "
                          "yielding) while every rank it waits for last ran on another CPU; 0 = always yield."};
+// Who may leave a node barrier first. Whoever sees the last arrival may
+// leave at once ("any"); but with more ranks than cores, the ones that
+// leave first are those that arrived last, and after a bcast that is the
+// root's CPU partners (the root left its bcast at once): in a loop of
+// bcast and barrier (OSU's osu_bcast) they then wait inside the next
+// bcast for the root, descheduled behind them on their CPU, two
+// hand-offs. "root": nobody leaves the barrier after a blocking bcast
+// before that bcast's root has, so the root runs first and sends before
+// the others call (docs/collectives.md, "Barrier after a bcast"). The same on
+// every rank (MPI_T_SCOPE_ALL_EQ), though a mix cannot hang: the root
+// always marks itself done.
+EnumParam release_param{"AXON_COLL_BARRIER_RELEASE",
+                        {"auto", "any", "root"},
+                        "Node-level barrier right after a blocking bcast: any (a rank leaves as soon as it sees "
+                        "every arrival), root (nobody leaves before the bcast's root has, so a repeated bcast "
+                        "finds its data sent), or auto (root when the node is oversubscribed). The same on every "
+                        "rank; writable through MPI_T.",
+                        EnumParam::Access::Writable};
 
 // Waits for `pred` with the library's policy (spin, then yield the core),
 // driving pml progress now and then: nonblocking collectives and messages of
@@ -59,6 +77,13 @@ template <class Pred> void node_wait(Pred pred) {
     }
     backoff.idle();
   }
+}
+
+// Whether a barrier after a bcast waits for the bcast's root (release_param).
+bool release_through_root() {
+  static const bool oversubscribed = rte::job().oversubscribed;
+  int mode = release_param.get();  // an atomic load: an MPI_T write shows at the next barrier
+  return mode == 2 || (mode == 0 && oversubscribed);
 }
 
 }  // namespace
@@ -120,12 +145,15 @@ void Seg::wait_slow(const Flag* f, int k, uint64_t s) const {
   }
 }
 
-void node_barrier(Seg& g) {
+void node_barrier(Seg& g, int first) {
   uint64_t s = ++g.ns.seq;
   g.post(&g.arrive(s)[g.me], s);
   g.wait_all(g.arrive(s), g.n, s);
   g.arrived_all(s);
   g.post(&g.done()[g.me], s);
+  // The root's done line: posted once it has seen every arrival, so this
+  // waits only for the root to run (release_param).
+  if (first >= 0 && first != g.me && release_through_root()) g.wait_one(&g.done()[first], s);
 }
 
 }  // namespace axon::coll::nodelevel
