@@ -7,7 +7,6 @@
 #include <sstream>
 #include <string>
 
-#include "base/backoff.h"
 #include "base/log.h"
 #include "base/param.h"
 #include "btl/self/self.h"
@@ -211,17 +210,6 @@ int DoneQueue::run_ready() {
   for (const Ready& r : running_) r.op->done(r.op, r.status);
   running_.clear();
   return n;
-}
-
-int32_t publish_cpu() {
-  int32_t mine = current_cpu_plus_one();
-  for (auto& t : transports) t->publish_cpu(mine);
-  return mine;
-}
-
-int32_t peer_cpu(int world_rank) {
-  Transport* t = route(world_rank);
-  return t ? t->peer_cpu(world_rank) : 0;
 }
 
 }  // namespace axon::btl

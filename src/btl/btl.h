@@ -224,17 +224,6 @@ class Transport {
   // get()/put(); returns how many it handled.
   virtual int progress() = 0;
 
-  // ---- where processes run (oversubscribed waiting, src/pml) ----
-  // Records `cpu_plus_one` (the CPU this process runs on, plus one) where
-  // peers of this transport can read it; only transports with memory shared
-  // between the processes of a node can.
-  virtual void publish_cpu(int32_t cpu_plus_one) { (void)cpu_plus_one; }
-  // The CPU `peer` last published, plus one; 0 when not known.
-  virtual int32_t peer_cpu(int peer) const {
-    (void)peer;
-    return 0;
-  }
-
   // Second start-up phase, after every rank's business card was exchanged:
   // connect to the peers this transport reaches. Returns 0 or an error
   // already reported.
@@ -298,14 +287,6 @@ int add_peer(int id, const std::vector<uint8_t>& card);
 
 // Progress on every open transport; returns the number of completions.
 int progress();
-
-// Records the CPU this process runs on now for the local peers (a waiting
-// peer polls rather than yields while the rank it waits for runs on another
-// CPU); returns it plus one, 0 when not known.
-int32_t publish_cpu();
-// The CPU `world_rank` last published, plus one; 0 when not known (another
-// node, a transport without shared memory, or nothing published yet).
-int32_t peer_cpu(int world_rank);
 
 // Names of transports compiled in, for axon_info.
 std::vector<const char*> available();

@@ -7,6 +7,7 @@
 #include "base/counter.h"
 #include "base/param.h"
 #include "btl/btl.h"
+#include "progress/cpu_page.h"
 #include "rte/rte.h"
 
 namespace axon::progress {
@@ -56,6 +57,8 @@ void init() {
   spin = s >= 0 ? static_cast<int>(s) : (rte::job().oversubscribed ? 0 : 2000);
   // Only where waits yield at once (spinning ranks poll anyway).
   peer_spin = spin == 0 ? static_cast<uint64_t>(std::max<int64_t>(peer_spin_param.get(), 0)) * 1000 : 0;
+  // A failure is reported there and costs only the CPU hints: waits yield.
+  (void)open_cpu_page();
 }
 
 void enable_thread_safety() { detail::threaded.fetch_add(1); }
@@ -81,8 +84,6 @@ int progress() {
 
 int spin_rounds() { return spin; }
 
-int32_t publish_cpu() { return btl::publish_cpu(); }
-int32_t peer_cpu(int peer) { return btl::peer_cpu(peer); }
 bool shares_my_cpu(int peer) {
   int32_t theirs = peer_cpu(peer);
   return theirs != 0 && theirs == current_cpu_plus_one();

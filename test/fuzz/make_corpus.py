@@ -46,32 +46,44 @@ write("corpus", "tcp_wire", "card-empty", b"\x01" + card([]))
 
 # ---- btl/sm: rings, our index, then the segment ----
 LINE = 64
-HEADER = 128          # sizeof(SegmentHeader)
+HEADER = 64           # sizeof(SegmentHeader)
 DESCRIPTORS = 32 * 64  # kCopyDescriptors x sizeof(CopyDescriptor)
+VALID = 1 << 63
 
 
-def segment(nrings, nslots, stride, magic=0x41584F4E534D3031, pid=4242, fill=None):
-    h = struct.pack("<QIIIiQQI", magic, nrings, nslots, stride, pid, 0x636D612070726F62, 0x7FFF0000, 0)
+def record(am_id, length):
+    return struct.pack("<Q", VALID | am_id << 32 | length)
+
+
+def segment(nrings, capacity, magic=0x41584F4E534D3032, pid=4242, lengths=(1, 24, 100), bells=b"", step=8):
+    h = struct.pack("<QIIQiiQQI", magic, nrings, step, capacity, pid, 0, 0x636D612070726F62, 0x7FFF0000, 0)
     h = h.ljust(HEADER, b"\0")
+    doorbells = bytearray((nrings + LINE - 1) // LINE * LINE)
+    doorbells[:len(bells)] = bells
     body = bytearray(DESCRIPTORS)
     for r in range(nrings):
-        ring = bytearray(LINE + nslots * stride)
-        for k in range(nslots):
-            length = fill if fill is not None else 24 + k
-            struct.pack_into("<QIHH", ring, LINE + k * stride, k + 1, length, 1, 0)
+        ring = bytearray(LINE + capacity)
+        at = LINE
+        for n in lengths:
+            ring[at:at + 8] = record(1, n)
+            at += (8 + n + step - 1) // step * step
+            if at + 8 > len(ring):
+                break
         body += ring
-    return h + bytes(body)
+    return h + bytes(doorbells) + bytes(body)
 
 
-write("corpus", "sm_segment", "two-rings", bytes([2, 1]) + segment(2, 2, 128))
-write("corpus", "sm_segment", "three-rings", bytes([3, 0]) + segment(3, 1, 192))
+write("corpus", "sm_segment", "two-rings", bytes([2, 1]) + segment(2, 1024, bells=b"\1\1"))
+write("corpus", "sm_segment", "three-rings", bytes([3, 0]) + segment(3, 1024, lengths=(8, 8, 8, 200)))
+write("corpus", "sm_segment", "unpacked", bytes([2, 0]) + segment(2, 1024, lengths=(8, 8, 200), step=64))
 write("corpus", "sm_segment", "name", b"/axon.axon.123.9abc.sm.0.00112233445566778899aabbccddeeff")
-# Holes fixed in issue 31: a peer's header with no slots (the sender's ring
-# index divided by it), rings past the end of the mapping, a slot claiming
-# more bytes than it holds.
-write("regressions", "sm_segment", "zero-slots", bytes([2, 1]) + segment(2, 0, 128))
-write("regressions", "sm_segment", "rings-past-end", bytes([2, 1]) + segment(2, 2, 128)[:-200])
-write("regressions", "sm_segment", "huge-slot-length", bytes([2, 1]) + segment(2, 2, 128, fill=0xFFFFFFF0))
+# Holes fixed in issue 31 (for the slot rings btl/sm had then: a header with
+# no slots, rings past the end of the mapping, a slot claiming more bytes
+# than it holds), in the byte rings' terms: a ring size of 0, rings past the
+# end, a record claiming more bytes than its ring holds.
+write("regressions", "sm_segment", "zero-slots", bytes([2, 1]) + segment(2, 0))
+write("regressions", "sm_segment", "rings-past-end", bytes([2, 1]) + segment(2, 1024)[:-200])
+write("regressions", "sm_segment", "huge-slot-length", bytes([2, 1]) + segment(2, 1024, lengths=(0x7FFFFFF0,)))
 write("regressions", "sm_segment", "name-with-slash", b"/axon.axon.123.9abc.sm/../../etc/passwd")
 
 

@@ -1,7 +1,7 @@
-// btl/sm: the layout of a rank's shared-memory segment (a header, the copy
-// descriptors, then one ring per local sender) and the checks a rank makes
-// before it trusts a segment or a slot another process wrote. Pure: no
-// system calls, so test/fuzz runs the checks on arbitrary bytes.
+// btl/sm: the layout of a rank's shared-memory segment (a header, the
+// doorbells, the copy descriptors, then one byte ring per local sender) and
+// the checks a rank makes before it trusts a segment another process wrote.
+// Pure: no system calls, so test/fuzz runs the checks on arbitrary bytes.
 #pragma once
 
 #include <atomic>
@@ -10,28 +10,20 @@
 
 namespace axon::btl::sm {
 
-constexpr uint64_t kSegmentMagic = 0x41584f4e534d3031ull;  // "AXONSM01"
+constexpr uint64_t kSegmentMagic = 0x41584f4e534d3032ull;  // "AXONSM02"
 constexpr size_t kLine = 64;
 constexpr size_t kMaxHeader = 64;  // largest PML header carried in front of a payload
-// Lines of the next slot a polling consumer asks for ahead of its message
-// (see progress()): 4 covers messages up to 256 bytes with their headers.
-// 6 also sped up 256-320 bytes but cost 6-10 % of the 1 KiB streaming rate
-// (the consumer pulled lines the producer was still writing); 10 cost 25 %.
-constexpr size_t kPolledLines = 4;
 constexpr uint64_t kCmaProbeValue = 0x636d612070726f62ull;
 
 struct alignas(kLine) SegmentHeader {
   std::atomic<uint64_t> magic;   // written last by the owner
   uint32_t nrings;
-  uint32_t nslots;
-  uint32_t slot_stride;
+  uint32_t record_step;          // kPackedStep or kLine: where a record after a small one starts
+  uint64_t ring_capacity;        // data bytes of each ring: a power of two
   int32_t owner_pid;
   uint64_t cma_probe;            // kCmaProbeValue, read by peers through CMA
   uint64_t cma_probe_addr;       // its address in the owner's address space
   std::atomic<uint32_t> attached;  // local peers that have mapped this segment
-  // Where the owner last waited: its CPU plus one (0: not known). Its own
-  // line: peers read it while they poll, the owner writes it when it moves.
-  alignas(kLine) std::atomic<int32_t> cpu_plus_one;
 };
 
 // One large message being copied by CMA. The sender arms it when it announces
@@ -52,44 +44,70 @@ struct alignas(kLine) CopyDescriptor {
 constexpr uint32_t kCopyFree = 0, kCopyArmed = 1, kCopyJoined = 2;
 constexpr int kCopyDescriptors = 32;
 
+// The consumer's read position (bytes taken since the start, wrap-arounds
+// included), alone in its line: the producer reads it only when its cached
+// copy says the ring is full.
 struct alignas(kLine) RingControl {
-  std::atomic<uint64_t> head;  // next slot the consumer will read
+  std::atomic<uint64_t> head;
 };
 
-struct alignas(16) SlotHeader {
-  std::atomic<uint64_t> sequence;  // index+1 once the slot holds message `index`
-  uint32_t length;
-  uint16_t am_id;
-  uint16_t reserved;
-};
-static_assert(sizeof(SlotHeader) == 16);
-
+// A ring's records: an 8-byte header word, then the message, the next
+// record at the following multiple of the segment's record step: 8 when
+// small messages are packed (AXON_BTL_SM_PACK), else a line. The word is 0 where nothing is
+// published yet; else kRecordValid | am_id << 32 | length, the am id
+// kSkipRecord for filler (its length: bytes skipped after the word).
+constexpr uint64_t kRecordValid = 1ull << 63;
+constexpr uint32_t kSkipRecord = 0xffff;
+constexpr size_t kRecordHeader = 8;
+constexpr size_t kRecordAlign = 8;
+constexpr uint32_t kPackedStep = 8;
 
 inline size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
-
-inline size_t ring_bytes(uint32_t nslots, uint32_t stride) { return sizeof(RingControl) + size_t(nslots) * stride; }
-
-inline size_t rings_offset() {
-  return round_up(sizeof(SegmentHeader), kLine) + kCopyDescriptors * sizeof(CopyDescriptor);
+inline uint64_t record_word(uint32_t am_id, uint32_t length) {
+  return kRecordValid | uint64_t(am_id) << 32 | length;
+}
+inline uint32_t record_am(uint64_t word) { return uint32_t(word >> 32) & 0xffff; }
+inline uint32_t record_length(uint64_t word) { return uint32_t(word); }
+// A record longer than a line fills whole lines, so the record after it
+// starts a fresh line (no filler, one line fewer to cross).
+inline size_t record_bytes(size_t length, size_t step) {
+  const size_t bytes = round_up(kRecordHeader + length, step);
+  return bytes > kLine ? round_up(bytes, kLine) : bytes;
 }
 
-inline CopyDescriptor* descriptors_of(void* segment) {
-  return reinterpret_cast<CopyDescriptor*>(static_cast<uint8_t*>(segment) + round_up(sizeof(SegmentHeader), kLine));
+inline size_t ring_bytes(uint64_t capacity) { return sizeof(RingControl) + capacity; }
+
+// The doorbells: one byte per local sender, set by the sender when it
+// publishes into a ring its receiver may have stopped polling (ring.h).
+inline size_t doorbell_bytes(uint32_t rings) { return round_up(rings, kLine); }
+inline size_t doorbells_offset() { return round_up(sizeof(SegmentHeader), kLine); }
+inline size_t descriptors_offset(uint32_t rings) { return doorbells_offset() + doorbell_bytes(rings); }
+inline size_t rings_offset(uint32_t rings) {
+  return descriptors_offset(rings) + kCopyDescriptors * sizeof(CopyDescriptor);
+}
+inline size_t segment_bytes(uint32_t rings, uint64_t capacity) {
+  return rings_offset(rings) + size_t(rings) * ring_bytes(capacity);
+}
+
+inline uint8_t* doorbells_of(void* segment) { return static_cast<uint8_t*>(segment) + doorbells_offset(); }
+inline CopyDescriptor* descriptors_of(void* segment, uint32_t rings) {
+  return reinterpret_cast<CopyDescriptor*>(static_cast<uint8_t*>(segment) + descriptors_offset(rings));
+}
+inline RingControl* ring_of(void* segment, uint32_t rings, uint64_t capacity, uint32_t index) {
+  return reinterpret_cast<RingControl*>(static_cast<uint8_t*>(segment) + rings_offset(rings) +
+                                        size_t(index) * ring_bytes(capacity));
 }
 
 // Limits a segment's header must respect (far above anything Axon makes).
-constexpr uint32_t kMaxSlots = 1u << 16;
-constexpr uint32_t kMaxStride = 1u << 24;
+constexpr uint32_t kMaxRings = 1u << 16;
+constexpr uint64_t kMinCapacity = 1u << 10;
+constexpr uint64_t kMaxCapacity = 1u << 28;
 
 // Whether the `size` mapped bytes at `base` are a segment a local peer
 // made for a node of `rings` ranks, in which we are ring `me`: the magic,
-// ring count, slot count and stride as the owner writes them, and every ring
-// inside the mapping. nullptr when it is; else what is wrong.
+// ring count and capacity as the owner writes them, and every ring inside
+// the mapping. nullptr when it is; else what is wrong.
 const char* check_segment(const void* base, size_t size, uint32_t rings, uint32_t me);
-
-// Whether a slot's length fits a ring of `stride`-byte slots (a message's
-// bytes follow the slot header).
-inline bool slot_fits(uint32_t length, uint32_t stride) { return length <= stride - sizeof(SlotHeader); }
 
 // Whether a copy descriptor's key (its index plus one, carried in the PML's
 // RTS) names one of the segment's descriptors.

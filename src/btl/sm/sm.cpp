@@ -1,13 +1,10 @@
 // btl/sm: shared-memory transport between the ranks of one node.
 //
-// Each rank owns one segment holding an inbound ring per local sender, so
-// every ring has a single producer and a single consumer and needs no atomic
-// read-modify-write: the producer fills a slot and publishes it by storing the
-// slot's sequence number (release); the consumer polls that word (acquire).
-// A small message — header, payload and the sequence word — fits in one
-// cache line, so a message costs one line crossing between cores.
-// The consumer's read index lives in its own line; the producer only reads it
-// when its cached copy says the ring is full.
+// Each rank owns one segment holding an inbound byte ring per local sender,
+// so every ring has a single producer and a single consumer and needs no
+// atomic read-modify-write. Messages are packed back to back behind 8-byte
+// record headers, and a receiver polls only the rings whose senders rang its
+// doorbell (ring.h). docs/sm.md is the reference page.
 //
 // Large messages do not go through the rings: get() reads the sender's buffer
 // directly with process_vm_readv (CMA), one copy. When the kernel forbids
@@ -27,6 +24,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -41,6 +39,7 @@
 #include "base/shm_file.h"
 #include "base/status.h"
 #include "btl/sm/layout.h"
+#include "btl/sm/ring.h"
 #include "btl/sm/segment.h"
 #include "rte/rte.h"
 
@@ -61,9 +60,13 @@ SizeParam eager_limit_param{"AXON_BTL_SM_EAGER_LIMIT", 0,
                             "Largest payload (bytes) sent through the shared-memory rings; larger "
                             "messages use single-copy rendezvous (0: 32 KiB with up to 8 ranks on the "
                             "node, 16 KiB up to 16, else 8 KiB)"};
-IntParam slots_param{"AXON_BTL_SM_SLOTS", 64,
-                     "Slots in each per-sender shared-memory ring (0: derived from the number of "
-                     "local ranks)"};
+IntParam slots_param{"AXON_BTL_SM_SLOTS", 0,
+                     "Size of each per-sender shared-memory ring, in messages of the eager limit "
+                     "(0: 16 MiB of rings per rank shared among its local senders, 64 KiB to 2 MiB "
+                     "per ring)"};
+BoolParam pack_param{"AXON_BTL_SM_PACK", true,
+                     "Pack small messages back to back in the shared-memory rings (8-byte steps, "
+                     "several per cache line); off, every message starts a cache line of its own"};
 BoolParam cma_param{"AXON_BTL_SM_CMA", true,
                     "Use single-copy process_vm_readv (CMA) for large messages between local ranks"};
 SizeParam cma_chunk_param{"AXON_BTL_SM_CMA_CHUNK", 128 * 1024,
@@ -128,33 +131,33 @@ bool cma_copy(pid_t pid, bool read, void* local, uint64_t remote, size_t len) {
   return true;
 }
 
-struct Outbound {  // our ring inside a peer's segment
-  RingControl* control = nullptr;
-  uint8_t* slots = nullptr;
-  uint64_t tail = 0;
-  uint64_t head_seen = 0;
-  uint32_t nslots = 0;
-  uint32_t stride = 0;
-};
-
-// Below about 32 KiB, copying through a ring slot on each side beats the
+// Below about 32 KiB, copying through a ring on each side beats the
 // rendezvous (request, CMA read, completion: 3-4 us on one node, against
-// 0.7 us for 16 KiB eager; docs/performance.md). Larger slots cost ring
-// memory (64 slots per sender ring, one ring per local rank), so the limit
-// shrinks as ranks are added: a rank's rings stay at 16 MiB or less up to
-// 32 ranks per node (8 x 64 x 32 KiB, 16 x 64 x 16 KiB, 32 x 64 x 8 KiB).
+// 0.7 us for 16 KiB eager; docs/performance.md). The rings of a rank share a
+// fixed budget (ring_capacity), so with more local ranks each ring is
+// smaller and the limit shrinks to keep several of the largest messages in
+// one.
 size_t default_eager_limit(int local_ranks) {
   if (local_ranks <= 8) return 32 * 1024;
   if (local_ranks <= 16) return 16 * 1024;
   return 8 * 1024;
 }
 
-struct Inbound {  // a peer's ring inside our segment
-  RingControl* control = nullptr;
-  uint8_t* slots = nullptr;
-  uint64_t head = 0;
-  int world_rank = -1;
-};
+// Bytes of each per-sender ring: a power of two holding at least two of the
+// largest messages (`largest_record` bytes each); by default the rank's
+// rings share 16 MiB, between 64 KiB and 2 MiB each (2 MiB up to 8 ranks,
+// 256 KiB at 64, 64 KiB from 256: docs/sm.md).
+uint64_t ring_capacity(int local_ranks, uint64_t largest_record, int64_t slots) {
+  uint64_t want = 0;
+  if (slots > 0) {
+    want = std::bit_ceil(uint64_t(std::max<int64_t>(slots, 2)) * largest_record + kRecordHeader);
+  } else {
+    want = std::bit_floor((uint64_t(16) << 20) / uint64_t(std::max(1, local_ranks - 1)));
+    want = std::clamp<uint64_t>(want, 64 << 10, 2 << 20);
+  }
+  want = std::max(want, std::bit_ceil(2 * largest_record + kRecordHeader));
+  return std::clamp<uint64_t>(want, kMinCapacity, kMaxCapacity);
+}
 
 class SharedMemoryTransport final : public Transport {
  public:
@@ -162,43 +165,36 @@ class SharedMemoryTransport final : public Transport {
     const rte::Job& job = rte::job();
     size_t eager = static_cast<size_t>(eager_limit_param.get());
     if (eager == 0) eager = default_eager_limit(job.local_size);
-    eager = std::clamp<size_t>(eager, 256, kMaxStride - sizeof(SlotHeader) - kMaxHeader - kLine);
-    stride_ = static_cast<uint32_t>(round_up(sizeof(SlotHeader) + kMaxHeader + eager, kLine));
-    int64_t slots = slots_param.get();
-    if (slots <= 0) {
-      // Keep each rank's inbound rings near 8 MiB whatever the local rank count.
-      slots = (8 << 20) / (int64_t(stride_) * std::max(1, job.local_size - 1));
-      slots = std::clamp<int64_t>(slots, 8, 64);
-    }
-    slots = std::min<int64_t>(slots, kMaxSlots);
-    nslots_ = static_cast<uint32_t>(slots);
+    eager = std::clamp<size_t>(eager, 256, (kMaxCapacity >> 2) - kMaxHeader - 2 * kLine);
+    step_ = pack_param.get() ? kPackedStep : uint32_t(kLine);
+    const uint64_t largest_record = record_bytes(kMaxHeader + eager, kLine) + kLine;  // a line of filler before it, at most
+    capacity_ = ring_capacity(job.local_size, largest_record, slots_param.get());
+    nrings_ = static_cast<uint32_t>(job.local_size);
     caps_.eager_limit = eager;
     caps_.latency_ns = 200;
     caps_.bandwidth_mbs = 10000;
 
-    size_t size = rings_offset() + job.local_size * ring_bytes(nslots_, stride_);
+    size_t size = segment_bytes(nrings_, capacity_);
     std::string why;
     if (int err = own_.create(job.shm_prefix, "sm." + std::to_string(job.rank), size, &why)) {
       log::error("cannot create the shared-memory segment of this rank (%zu bytes): %s", size, why.c_str());
       return err;
     }
     auto* h = static_cast<SegmentHeader*>(own_.base());
-    h->nrings = static_cast<uint32_t>(job.local_size);
-    h->nslots = nslots_;
-    h->slot_stride = stride_;
+    h->nrings = nrings_;
+    h->record_step = step_;
+    h->ring_capacity = capacity_;
     h->owner_pid = getpid();
     h->cma_probe = kCmaProbeValue;
     h->cma_probe_addr = reinterpret_cast<uint64_t>(&h->cma_probe);
     h->attached.store(0, std::memory_order_relaxed);
-    h->cpu_plus_one.store(current_cpu_plus_one(), std::memory_order_relaxed);
     h->magic.store(kSegmentMagic, std::memory_order_release);
 
-    inbound_.resize(job.local_size);
-    for (int i = 0; i < job.local_size; ++i) {
-      inbound_[i].control = ring_in(own_.base(), i, nslots_, stride_);
-      inbound_[i].slots = reinterpret_cast<uint8_t*>(inbound_[i].control + 1);
-      inbound_[i].world_rank = job.local_peers[i];
-    }
+    inbox_.init(doorbells_of(own_.base()), nrings_, uint32_t(job.local_rank));
+    for (uint32_t i = 0; i < nrings_; ++i) inbox_.reader(i).attach(ring_of(own_.base(), nrings_, capacity_, i), capacity_, step_);
+    if (job.rank == 0)
+      log::debug(1, "sm: %zu bytes of shared memory per rank (%u rings of %llu bytes, eager limit %zu), %zu on "
+                 "the node", size, nrings_, static_cast<unsigned long long>(capacity_), eager, size * nrings_);
     // Its name goes to the local peers through PMIx, and only there.
     card_key_ = std::string(kCardKey) + "." + std::to_string(openings++);
     return rte::publish(card_key_.c_str(), own_.name().data(), own_.name().size());
@@ -208,6 +204,7 @@ class SharedMemoryTransport final : public Transport {
     const rte::Job& job = rte::job();
     local_index_.assign(job.size, -1);
     for (int i = 0; i < job.local_size; ++i) local_index_[job.local_peers[i]] = i;
+    local_world_ = job.local_peers;
     segments_.resize(job.local_size);
     outbound_.resize(job.local_size);
     pids_.assign(job.local_size, 0);
@@ -222,7 +219,7 @@ class SharedMemoryTransport final : public Transport {
         log::error("local rank %d published no usable name of its shared-memory segment", peer);
         return EINVAL;
       }
-      if (int err = segments_[i].attach(name, rings_offset(), &why)) {
+      if (int err = segments_[i].attach(name, sizeof(SegmentHeader), &why)) {
         log::error("cannot map the shared-memory segment of local rank %d: %s", peer, why.c_str());
         return err;
       }
@@ -233,11 +230,8 @@ class SharedMemoryTransport final : public Transport {
         return EINVAL;
       }
       auto* h = static_cast<SegmentHeader*>(segments_[i].base());
-      Outbound& out = outbound_[i];
-      out.control = ring_in(h, job.local_rank, h->nslots, h->slot_stride);
-      out.slots = reinterpret_cast<uint8_t*>(out.control + 1);
-      out.nslots = h->nslots;
-      out.stride = h->slot_stride;
+      outbound_[i].attach(ring_of(h, h->nrings, h->ring_capacity, uint32_t(job.local_rank)), h->ring_capacity,
+                          h->record_step, doorbells_of(h) + job.local_rank);
       pids_[i] = h->owner_pid;
       if (cma_ok && !cma_works(h)) cma_ok = false;
       h->attached.fetch_add(1, std::memory_order_acq_rel);
@@ -249,8 +243,10 @@ class SharedMemoryTransport final : public Transport {
     sender_helps_ = cma_ok && cma_help_param.get();
     chunk_ = std::max<uint64_t>(4096, static_cast<uint64_t>(cma_chunk_param.get()));
     for (int i = kCopyDescriptors - 1; i >= 0; --i) free_descriptors_.push_back(i);
-    log::debug(1, "sm: %d local ranks, %u slots of %u bytes per ring, single copy %s", job.local_size,
-               nslots_, stride_, cma_ok ? "by CMA" : "off (copy through rings)");
+    log::debug(1, "sm: %d local ranks, rings of %llu bytes, %s, single copy %s", job.local_size,
+               static_cast<unsigned long long>(capacity_),
+               step_ == kPackedStep ? "small messages packed" : "a line per message",
+               cma_ok ? "by CMA" : "off (copy through rings)");
     // Unlink our segment once every local peer has mapped it.
     auto* mine = static_cast<SegmentHeader*>(own_.base());
     uint64_t deadline = now_ns() + 60ull * 1000000000ull;
@@ -266,15 +262,6 @@ class SharedMemoryTransport final : public Transport {
     return 0;
   }
 
-  void publish_cpu(int32_t cpu_plus_one) override {
-    std::atomic<int32_t>& w = static_cast<SegmentHeader*>(own_.base())->cpu_plus_one;
-    if (w.load(std::memory_order_relaxed) != cpu_plus_one) w.store(cpu_plus_one, std::memory_order_relaxed);
-  }
-  int32_t peer_cpu(int peer) const override {
-    return static_cast<const SegmentHeader*>(segments_[local_index_[peer]].base())
-        ->cpu_plus_one.load(std::memory_order_relaxed);
-  }
-
   const char* name() const override { return "sm"; }
   const Caps& caps() const override { return caps_; }
   bool reaches(int world_rank) const override {
@@ -284,26 +271,26 @@ class SharedMemoryTransport final : public Transport {
 
   int send(int peer, int am_id, const void* header, size_t header_len, const void* payload,
            size_t payload_len) override {
-    Outbound& out = outbound_[local_index_[peer]];
-    SlotHeader* slot = reserve_slot(out);
-    if (!slot) return kAgain;
-    auto* data = reinterpret_cast<uint8_t*>(slot + 1);
+    RingWriter& out = outbound_[local_index_[peer]];
+    const size_t length = header_len + payload_len;
+    uint8_t* data = out.reserve(length);
+    if (!data) [[unlikely]] return full();
     copy_bytes(data, header, header_len);
     if (payload_len) copy_bytes(data + header_len, payload, payload_len);
-    publish_slot(out, slot, am_id, header_len + payload_len);
+    publish(out, am_id, length);
     return kOk;
   }
 
   // As send(), packing the payload straight into the ring slot.
   int send_packed(int peer, int am_id, const void* header, size_t header_len, size_t payload_len, PackFn pack,
                   void* context) override {
-    Outbound& out = outbound_[local_index_[peer]];
-    SlotHeader* slot = reserve_slot(out);
-    if (!slot) return kAgain;
-    auto* data = reinterpret_cast<uint8_t*>(slot + 1);
+    RingWriter& out = outbound_[local_index_[peer]];
+    const size_t length = header_len + payload_len;
+    uint8_t* data = out.reserve(length);
+    if (!data) return full();
     copy_bytes(data, header, header_len);
     if (payload_len) pack(context, data + header_len, payload_len);
-    publish_slot(out, slot, am_id, header_len + payload_len);
+    publish(out, am_id, length);
     return kOk;
   }
 
@@ -311,7 +298,7 @@ class SharedMemoryTransport final : public Transport {
     if (!caps_.can_get || !sender_helps_ || free_descriptors_.empty()) return 0;
     int index = free_descriptors_.back();
     free_descriptors_.pop_back();
-    CopyDescriptor& d = descriptors_of(own_.base())[index];
+    CopyDescriptor& d = descriptors_of(own_.base(), nrings_)[index];
     d.source_address = reinterpret_cast<uint64_t>(addr);
     d.length = len;
     d.failed.store(0, std::memory_order_relaxed);
@@ -325,7 +312,7 @@ class SharedMemoryTransport final : public Transport {
   void unexpose(int, uint64_t key) override {
     if (!key) return;
     int index = static_cast<int>(key - 1);
-    descriptors_of(own_.base())[index].state.store(kCopyFree, std::memory_order_release);
+    descriptors_of(own_.base(), nrings_)[index].state.store(kCopyFree, std::memory_order_release);
     std::erase(armed_, index);
     free_descriptors_.push_back(index);
   }
@@ -346,7 +333,7 @@ class SharedMemoryTransport final : public Transport {
       done_.push(op, kOk);
       return kOk;
     }
-    CopyDescriptor& d = descriptors_of(segments_[li].base())[remote_key - 1];
+    CopyDescriptor& d = descriptors_of(segments_[li].base(), nrings_)[remote_key - 1];
     d.dest_address = reinterpret_cast<uint64_t>(local);
     d.length = len;
     d.chunk = chunk_;
@@ -402,7 +389,7 @@ class SharedMemoryTransport final : public Transport {
   int help_copies() {
     int helped = 0;
     for (int index : armed_) {
-      CopyDescriptor& d = descriptors_of(own_.base())[index];
+      CopyDescriptor& d = descriptors_of(own_.base(), nrings_)[index];
       if (d.state.load(std::memory_order_acquire) != kCopyJoined) continue;
       // The receiver wrote length and chunk: never more than we exposed.
       uint64_t len = std::min<uint64_t>(d.length, armed_len_[index]), chunk = d.chunk;
@@ -431,68 +418,33 @@ class SharedMemoryTransport final : public Transport {
     int handled = armed_.empty() ? 0 : help_copies();
     if (!joined_.empty()) finish_joined();
     handled += done_.run();
-    for (Inbound& in : inbound_) {
-      if (in.world_rank == rte::job().rank) continue;
-      // Bounded per ring so one busy sender cannot starve the others.
-      for (int budget = 8; budget > 0; --budget) {
-        auto* slot = reinterpret_cast<SlotHeader*>(in.slots + (in.head % nslots_) * stride_);
-        if (slot->sequence.load(std::memory_order_acquire) != in.head + 1) {
-          // Nothing yet: ask for the slot's next lines while polling its
-          // first. A message's first two lines arrive together, but from
-          // 89 bytes of payload it spans more, and those otherwise cross
-          // between the cores only after the handler has matched it: 100 ns
-          // more one-way latency in the VM's slow mode (docs/performance.md,
-          // "One-way latency stepped up at 89 bytes").
-          const auto* first = reinterpret_cast<const uint8_t*>(slot);
-          for (size_t line = 2; line < kPolledLines; ++line) __builtin_prefetch(first + line * kLine);
-          break;
-        }
-        uint32_t length = slot->length;
-        if (!slot_fits(length, stride_)) [[unlikely]] corrupt_slot(in.world_rank, length);
-        handler(slot->am_id)(in.world_rank, slot + 1, length);
-        ++in.head;
-        in.control->head.store(in.head, std::memory_order_release);
-        ++handled;
-      }
-    }
+    handled += inbox_.poll(
+        [this](uint32_t index, uint32_t am_id, const uint8_t* msg, uint32_t length) {
+          handler(int(am_id))(local_world_[index], msg, length);
+        },
+        [this](uint32_t index) { corrupt_ring(local_world_[index]); });
     return handled;
   }
 
  private:
-  // The next free slot of the ring to a peer, or nullptr when the ring is full.
-  SlotHeader* reserve_slot(Outbound& out) {
-    if (out.tail - out.head_seen >= out.nslots) {
-      out.head_seen = out.control->head.load(std::memory_order_acquire);
-      if (out.tail - out.head_seen >= out.nslots) {
-        ring_full.add();
-        return nullptr;
-      }
-    }
-    return reinterpret_cast<SlotHeader*>(out.slots + (out.tail % out.nslots) * out.stride);
+  static int full() {
+    ring_full.add();
+    return kAgain;
   }
-  // Hands a filled slot to the receiver: the sequence word last, released.
-  void publish_slot(Outbound& out, SlotHeader* slot, int am_id, size_t length) {
-    slot->length = static_cast<uint32_t>(length);
-    slot->am_id = static_cast<uint16_t>(am_id);
-    slot->sequence.store(out.tail + 1, std::memory_order_release);
-    ++out.tail;
+  static void publish(RingWriter& out, int am_id, size_t length) {
+    out.publish(uint32_t(am_id), length);
     messages_sent.add();
     bytes_sent.add(length);
   }
 
-  // A slot no sender of this job writes (memory of the segment overwritten):
-  // nothing after it in the ring can be trusted either.
-  [[noreturn]] static void corrupt_slot(int peer, uint32_t length) {
+  // A record no sender of this job writes (memory of the segment
+  // overwritten): nothing after it in the ring can be trusted either.
+  [[noreturn]] static void corrupt_ring(int peer) {
     char message[160];
-    snprintf(message, sizeof message, "sm: a message from rank %d claims %u bytes, more than its slot holds: the "
-             "shared-memory ring is corrupt", peer, length);
+    snprintf(message, sizeof message, "sm: the ring from rank %d holds a record that breaks its layout: the "
+             "shared-memory ring is corrupt", peer);
     log::error("%s; ending the job", message);
     rte::abort_job(1, message);
-  }
-
-  static RingControl* ring_in(void* segment, int index, uint32_t nslots, uint32_t stride) {
-    auto* base = static_cast<uint8_t*>(segment) + rings_offset();
-    return reinterpret_cast<RingControl*>(base + size_t(index) * ring_bytes(nslots, stride));
   }
 
   bool cma_works(const SegmentHeader* h) const {
@@ -525,13 +477,15 @@ class SharedMemoryTransport final : public Transport {
   std::vector<int> armed_;             // ours announced to a receiver
   int armed_to_[kCopyDescriptors] = {};  // by descriptor: the receiver's world rank
   uint64_t armed_len_[kCopyDescriptors] = {};  // by descriptor: the bytes exposed
-  uint32_t nslots_ = 0;
-  uint32_t stride_ = 0;
+  uint64_t capacity_ = 0;  // data bytes of each of our rings
+  uint32_t step_ = kPackedStep;  // their record step (AXON_BTL_SM_PACK)
+  uint32_t nrings_ = 0;
   std::string card_key_;
   SharedSegment own_;
   std::vector<SharedSegment> segments_;  // peers' segments, by local index
-  std::vector<Outbound> outbound_;       // by local index
-  std::vector<Inbound> inbound_;         // by local index
+  std::vector<RingWriter> outbound_;     // by local index
+  Inbox inbox_;                          // our rings, by sender's local index
+  std::vector<int> local_world_;         // local index -> world rank
   std::vector<pid_t> pids_;              // by local index
   std::vector<int> local_index_;         // world rank -> local index, -1 if remote
 };
