@@ -11,7 +11,9 @@
  *   rndv MODE [CHUNK]   MODE get: axon_btl_verbs_read_bytes == total, no
  *                       writes; put: the reverse; any: no counter check.
  *                       CHUNK: the pipeline chunk in use; the number of
- *                       chunks (axon_btl_verbs_rdma_chunks) must be exact.
+ *                       chunks (axon_btl_verbs_rdma_chunks) is the chunk
+ *                       count, plus at most one per transfer (pieces cut
+ *                       at page boundaries).
  *   rndv MODE CHUNK rails   two rails: both carried rendezvous bytes
  *                       (axon_btl_verbs_rail0_bytes, _rail1_bytes), which
  *                       add up to the total; "onerail": rail 1 carried none.
@@ -29,13 +31,15 @@
 
 #include "../mpi/check.h"
 
-static unsigned long long moved, chunks, chunk_size, segments, segment_size;
+static unsigned long long moved, chunks, chunk_size, segments, segment_size, transfers;
 
 static void account(size_t n)
 {
     moved += n;
     if (chunk_size) chunks += (n + chunk_size - 1) / chunk_size;
-    if (segment_size && n > 2 * segment_size) segments += (n + segment_size - 1) / segment_size;
+    unsigned long long segs = segment_size && n > 2 * segment_size ? (n + segment_size - 1) / segment_size : 0;
+    segments += segs;
+    transfers += segs ? segs : 1; /* each moved by one get/put transfer */
 }
 
 static unsigned char pattern(size_t i, unsigned seed)
@@ -214,9 +218,13 @@ int main(int argc, char **argv)
             CHECK(all[1] == moved && all[0] == 0, "put: wrote %llu, read %llu bytes, expected to write %llu",
                   all[1], all[0], moved);
         }
+        /* The pml cuts pieces at page boundaries of the mover's buffer
+         * (Caps::rdma_align): a transfer whose buffer does not start on a
+         * page takes at most one piece more than a chunk count. */
         if (chunk_size && strcmp(mode, "any"))
-            CHECK(all[2] == chunks, "pipeline: %llu chunks of at most %llu bytes, expected %llu", all[2], chunk_size,
-                  chunks);
+            CHECK(all[2] >= chunks && all[2] <= chunks + transfers,
+                  "pipeline: %llu chunks of at most %llu bytes, expected %llu to %llu", all[2], chunk_size, chunks,
+                  chunks + transfers);
         if (!strcmp(rails, "rails")) {
             CHECK(all[3] > 0 && all[4] > 0, "rails: rail 0 moved %llu bytes, rail 1 %llu: both should", all[3], all[4]);
             CHECK(all[3] + all[4] == moved, "rails: %llu + %llu bytes, expected %llu in all", all[3], all[4], moved);
