@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/status.h"
 #include "btl/btl.h"
 #include "pml/payload.h"
 #include "pml/pml.h"
@@ -168,6 +169,18 @@ int rndv_retry();
 int pick_rail(btl::Transport* t, int peer, size_t len, unsigned refused);
 // `rail` took `len` bytes for `peer` (after a kOk from the transport).
 void charge_rail(btl::Transport* t, int peer, int rail, size_t len);
+// Posts `len` bytes for `peer` with post(rail) (the transport's code) on the
+// rail pick_rail chooses, trying the others while rails answer kAgain, and
+// charges the rail that took them. kAgain when every usable rail refused.
+template <class Post> int post_striped(btl::Transport* t, int peer, size_t len, Post post) {
+  int rc = kAgain;
+  unsigned refused = 0;
+  for (int rail; rc == kAgain && (rail = pick_rail(t, peer, len, refused)) >= 0; refused |= 1u << rail) {
+    rc = post(rail);
+    if (rc == kOk) charge_rail(t, peer, rail, len);
+  }
+  return rc;
+}
 // Forgets the rails' shares (btl finalize: peers and transports go away).
 void reset_rails();
 

@@ -31,6 +31,11 @@ bool non_contiguous(const Request* r) { return !r->type->contiguous && r->length
 
 namespace {
 
+size_t page_bytes() {
+  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
 SizeParam pack_segment_param{"AXON_PML_PACK_SEGMENT", 64 * 1024,
                              "Non-contiguous sends larger than twice this many bytes that the receiver reads in "
                              "one copy are packed and read in segments of this size, packing one while the "
@@ -53,7 +58,7 @@ size_t send_segment(const Request* r, const btl::Caps& caps) {
   size_t seg = caps.expose_segment;
   if (!seg && non_contiguous(r)) {
     // Whole pages (see the staging buffer in try_first_message).
-    static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const size_t page = page_bytes();
     seg = (static_cast<size_t>(std::max<int64_t>(pack_segment_param.get(), 0)) + page - 1) / page * page;
   }
   return seg && r->length > 2 * seg ? seg : 0;
@@ -160,9 +165,8 @@ int try_first_message(Request* r) {
       // Page-aligned, so that segments (whole pages) share no page: a
       // registering transport's cache then never merges one segment's
       // registration into the next.
-      static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
       void* staging = nullptr;
-      if (posix_memalign(&staging, page, r->length) != 0) return kNoMemory;
+      if (posix_memalign(&staging, page_bytes(), r->length) != 0) return kNoMemory;
       r->staging = static_cast<uint8_t*>(staging);
       r->packed = 0;
       pack_send_through(r, 2 * seg);
@@ -223,13 +227,10 @@ bool stream_fragments(Request* r) {
     // Each fragment carries its offset, so fragments may take different
     // rails (stripe.cpp) and arrive in any order.
     FragInfo fi{r->remote_id, r->offset};
-    int rc = kAgain;
-    unsigned refused = 0;
-    for (int rail; rc == kAgain && (rail = pick_rail(t, r->dest_world, chunk, refused)) >= 0; refused |= 1u << rail) {
-      rc = rail == 0 ? t->send(r->dest_world, kAmFrag, &fi, sizeof fi, data, chunk)
-                     : t->send_on(rail, r->dest_world, kAmFrag, &fi, sizeof fi, data, chunk);
-      if (rc == kOk) charge_rail(t, r->dest_world, rail, chunk);
-    }
+    int rc = post_striped(t, r->dest_world, chunk, [&](int rail) {
+      return rail == 0 ? t->send(r->dest_world, kAmFrag, &fi, sizeof fi, data, chunk)
+                       : t->send_on(rail, r->dest_world, kAmFrag, &fi, sizeof fi, data, chunk);
+    });
     if (rc == kAgain) return false;
     if (fc) fc->pending = 0;
     if (rc != kOk) {

@@ -115,14 +115,11 @@ void pump(Transfer* x) {
     btl::RdmaOp* op = &x->ops[index];
     // Striped over the peer's rails (stripe.cpp); a full rail is skipped
     // for this piece, and the piece waits only when every rail is full.
-    int rc = kAgain;
-    unsigned refused = 0;
-    for (int rail; rc == kAgain && (rail = pick_rail(x->t, x->peer, n, refused)) >= 0; refused |= 1u << rail) {
+    int rc = post_striped(x->t, x->peer, n, [&](int rail) {
       op->rail = rail;
-      rc = x->write ? x->t->put(x->peer, x->local + x->posted, x->remote + x->posted, x->key, n, op)
-                    : x->t->get(x->peer, x->local + x->posted, x->remote + x->posted, x->key, n, op);
-      if (rc == kOk) charge_rail(x->t, x->peer, rail, n);
-    }
+      return x->write ? x->t->put(x->peer, x->local + x->posted, x->remote + x->posted, x->key, n, op)
+                      : x->t->get(x->peer, x->local + x->posted, x->remote + x->posted, x->key, n, op);
+    });
     if (rc == kAgain) {
       if (!x->stalled) {
         x->stalled = true;
