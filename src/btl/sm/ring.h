@@ -89,6 +89,11 @@ class RingWriter {
     if (bell.load(std::memory_order_relaxed) == 0) [[unlikely]] bell.store(1, std::memory_order_relaxed);
   }
   uint64_t tail() const { return tail_; }
+  // Nothing was ever written: the next message is the first (tail_ is read
+  // by reserve() anyway, so asking costs no load).
+  bool untouched() const { return tail_ == 0; }
+  uint8_t* data() const { return data_; }
+  uint64_t capacity() const { return capacity_; }
 
  private:
   RingControl* control_ = nullptr;

@@ -19,6 +19,7 @@
 // afterwards.
 #include "btl/sm/sm.h"
 
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -272,6 +273,7 @@ class SharedMemoryTransport final : public Transport {
   int send(int peer, int am_id, const void* header, size_t header_len, const void* payload,
            size_t payload_len) override {
     RingWriter& out = outbound_[local_index_[peer]];
+    if (out.untouched()) [[unlikely]] map_in(out);
     const size_t length = header_len + payload_len;
     uint8_t* data = out.reserve(length);
     if (!data) [[unlikely]] return full();
@@ -285,6 +287,7 @@ class SharedMemoryTransport final : public Transport {
   int send_packed(int peer, int am_id, const void* header, size_t header_len, size_t payload_len, PackFn pack,
                   void* context) override {
     RingWriter& out = outbound_[local_index_[peer]];
+    if (out.untouched()) [[unlikely]] map_in(out);
     const size_t length = header_len + payload_len;
     uint8_t* data = out.reserve(length);
     if (!data) return full();
@@ -431,6 +434,23 @@ class SharedMemoryTransport final : public Transport {
     ring_full.add();
     return kAgain;
   }
+  // The first message to a peer faults in the whole ring we write in its
+  // segment with one call instead of a page fault per page during the
+  // first lap (512 of them for a 2 MiB ring: a quarter of the first
+  // thousand windows of a message-rate loop went to them). Only rings that
+  // carry traffic take memory, as before; a kernel without
+  // MADV_POPULATE_WRITE (before 5.14) faults page by page, as before.
+  static void map_in(const RingWriter& out) {
+#ifdef MADV_POPULATE_WRITE
+    static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(out.data()) & ~(page - 1);
+    const uintptr_t end = reinterpret_cast<uintptr_t>(out.data()) + out.capacity();
+    madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+#else
+    (void)out;
+#endif
+  }
+
   static void publish(RingWriter& out, int am_id, size_t length) {
     out.publish(uint32_t(am_id), length);
     messages_sent.add();
