@@ -235,7 +235,7 @@ int run_host(CommState* state, const Args& args) {
     // The choice must not depend on where the buffers are (every rank
     // chooses alike, and a call's ranks may mix device and host buffers).
     if (alg->node()) {
-      if (explain()) explain_choice(args, state, c);
+      explain_choice(args, state, c);
       // The node segment's combine steps (shm/reduce.cpp) run on the CPU.
       if (args.device_combine) accel::count_collective_combine(kind_name(args.kind), "node-level algorithm");
       return alg->level == Algorithm::Level::shm ? shm_run(state, args) : hier_run(state, args);

@@ -8,9 +8,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <set>
 #include <string>
+#include <tuple>
 
 #include "base/param.h"
+#include "diag/events.h"
 #include "rte/rte.h"
 
 namespace axon::coll {
@@ -357,7 +360,18 @@ int select_algorithm(const Args& a, const CommState* st, bool blocking, Choice* 
   return MPI_SUCCESS;
 }
 
+namespace {
+// MPI_T's axon_coll_algorithm: once per communicator, call and algorithm
+// (a choice is made again whenever the remembered one does not apply).
+void raise_choice(const Args& a, const CommState* st, const Choice& c) {
+  static std::set<std::tuple<uint32_t, int, const Algorithm*>> raised;
+  if (!raised.emplace(st->coll->id, static_cast<int>(a.kind), c.alg).second) return;
+  diag::events::raise_coll_algorithm(st->coll->id, st->coll->size(), kind_name(a.kind), c.alg->name, c.bytes);
+}
+}  // namespace
+
 void explain_choice(const Args& a, const CommState* st, const Choice& c) {
+  if (diag::events::subscribed(diag::events::Event::CollAlgorithm)) [[unlikely]] raise_choice(a, st, c);
   if (!explain()) return;
   bool inter = st->inter();
   int rank = inter ? st->local->rank : st->coll->rank;

@@ -11,7 +11,9 @@
 //   bytes per transport, eager / rendezvous sends, unexpected messages.
 // - Categories: one per layer, named after the variables' common prefix
 //   (AXON_BTL_SM_* and axon_btl_sm_* are in "btl_sm").
-// - Events: Axon defines none; the event calls report that there are none.
+// - Events: see tool_events.cpp and src/diag/events.cpp; each event is
+//   listed in the category of its layer, and its enumerations (transports,
+//   protocols) are MPI_T enumerations like the parameters'.
 //
 // MPI_T may be used before MPI_Init and after MPI_Finalize; every call except
 // MPI_T_init_thread needs MPI_T to be initialized.
@@ -25,24 +27,28 @@
 
 #include "base/counter.h"
 #include "base/param.h"
+#include "diag/events.h"
 #include "mpi/api.h"
+#include "mpi/tool.h"
 
 namespace {
-
 std::mutex t_lock;  // MPI_T may be called from any thread
 int t_init_count = 0;
+}  // namespace
+
+namespace axon::mpi::tool {
 
 bool initialized() {
-  std::lock_guard<std::mutex> lock(t_lock);
-  return t_init_count > 0;
+  {
+    std::lock_guard<std::mutex> lock(t_lock);
+    if (t_init_count == 0) return false;
+  }
+  axon::diag::events::deliver_deferred();
+  return true;
 }
 
-#define AXON_T_REQUIRE_INIT() \
-  if (!initialized()) return MPI_T_ERR_NOT_INITIALIZED
-
-// Copies `text` into (buf, *len) per the MPI_T string convention: at most
-// *len-1 characters and a terminating null; *len becomes the full length
-// including the null. A zero *len or null buffer only returns the length.
+// At most *len-1 characters and a terminating null; *len becomes the full
+// length including the null. A zero *len or null buffer only returns the length.
 void copy_string(const std::string& text, char* buf, int* len) {
   if (!len) return;
   int full = static_cast<int>(text.size()) + 1;
@@ -53,6 +59,15 @@ void copy_string(const std::string& text, char* buf, int* len) {
   }
   *len = full;
 }
+
+}  // namespace axon::mpi::tool
+
+namespace {
+using axon::mpi::tool::copy_string;
+using axon::mpi::tool::initialized;
+
+#define AXON_T_REQUIRE_INIT() \
+  if (!initialized()) return MPI_T_ERR_NOT_INITIALIZED
 
 const std::vector<axon::Param*>& cvars() { return axon::Param::all(); }
 const std::vector<const axon::Counter*>& pvars() { return axon::Counter::all(); }
@@ -140,7 +155,7 @@ std::string category_of(const char* variable) {
 
 struct Category {
   std::string name;
-  std::vector<int> cvars, pvars;
+  std::vector<int> cvars, pvars, events;
 };
 
 // Built once, after every static Param/Counter has registered (MPI_T calls
@@ -157,6 +172,11 @@ const std::vector<Category>& categories() {
       std::string c = category_of(pvars()[i]->name());
       by_name[c].name = c;
       by_name[c].pvars.push_back(static_cast<int>(i));
+    }
+    for (int i = 0; i < axon::diag::events::num_events(); ++i) {
+      std::string c = axon::diag::events::event_type(i).category;
+      by_name[c].name = c;
+      by_name[c].events.push_back(i);
     }
     std::vector<Category> out;
     for (auto& [name, category] : by_name) out.push_back(std::move(category));
@@ -357,8 +377,23 @@ AXON_API(int, MPI_T_cvar_write, (MPI_T_cvar_handle handle, const void* buf)) {
 
 // ---- enumerations: one per enum parameter ---------------------------------------------------
 
+namespace {
+// The event enumerations (transports, protocols): their handles are the
+// addresses of their entries in axon::diag::events::enumerations().
+const axon::diag::events::Enumeration* event_enum_of(MPI_T_enum handle) {
+  for (const auto& e : axon::diag::events::enumerations())
+    if (reinterpret_cast<MPI_T_enum>(const_cast<axon::diag::events::Enumeration*>(&e)) == handle) return &e;
+  return nullptr;
+}
+}  // namespace
+
 AXON_API(int, MPI_T_enum_get_info, (MPI_T_enum enumtype, int* num, char* name, int* name_len)) {
   AXON_T_REQUIRE_INIT();
+  if (const auto* e = event_enum_of(enumtype)) {
+    if (num) *num = static_cast<int>(e->items.size());
+    copy_string(e->name, name, name_len);
+    return MPI_SUCCESS;
+  }
   const axon::EnumParam* p = enum_param_of(enumtype);
   if (!p) return MPI_T_ERR_INVALID_HANDLE;
   if (num) *num = static_cast<int>(p->names().size());
@@ -368,6 +403,12 @@ AXON_API(int, MPI_T_enum_get_info, (MPI_T_enum enumtype, int* num, char* name, i
 
 AXON_API(int, MPI_T_enum_get_item, (MPI_T_enum enumtype, int indx, int* value, char* name, int* name_len)) {
   AXON_T_REQUIRE_INIT();
+  if (const auto* e = event_enum_of(enumtype)) {
+    if (indx < 0 || indx >= static_cast<int>(e->items.size())) return MPI_T_ERR_INVALID_INDEX;
+    if (value) *value = indx;
+    copy_string(e->items[static_cast<size_t>(indx)], name, name_len);
+    return MPI_SUCCESS;
+  }
   const axon::EnumParam* p = enum_param_of(enumtype);
   if (!p) return MPI_T_ERR_INVALID_HANDLE;
   if (indx < 0 || indx >= static_cast<int>(p->names().size())) return MPI_T_ERR_INVALID_INDEX;
@@ -607,15 +648,15 @@ AXON_API(int, MPI_T_category_get_num_events, (int cat_index, int* num_events)) {
   AXON_T_REQUIRE_INIT();
   if (!valid_category(cat_index)) return MPI_T_ERR_INVALID_INDEX;
   if (!num_events) return MPI_ERR_ARG;
-  *num_events = 0;
+  *num_events = static_cast<int>(categories()[static_cast<size_t>(cat_index)].events.size());
   return MPI_SUCCESS;
 }
 
 AXON_API(int, MPI_T_category_get_events, (int cat_index, int len, int indices[])) {
-  (void)indices;
   AXON_T_REQUIRE_INIT();
   if (!valid_category(cat_index)) return MPI_T_ERR_INVALID_INDEX;
-  if (len < 0) return MPI_ERR_ARG;
+  if (len < 0 || (len > 0 && !indices)) return MPI_ERR_ARG;
+  copy_indices(categories()[static_cast<size_t>(cat_index)].events, len, indices);
   return MPI_SUCCESS;
 }
 
@@ -625,94 +666,4 @@ AXON_API(int, MPI_T_category_changed, (int* update_number)) {
   if (!update_number) return MPI_ERR_ARG;
   *update_number = 0;
   return MPI_SUCCESS;
-}
-
-// ---- events and event sources: Axon has none -------------------------------------------------
-
-AXON_API(int, MPI_T_event_get_num, (int* num_events)) {
-  AXON_T_REQUIRE_INIT();
-  if (!num_events) return MPI_ERR_ARG;
-  *num_events = 0;
-  return MPI_SUCCESS;
-}
-
-AXON_API(int, MPI_T_event_get_index, (const char* name, int* event_index)) {
-  AXON_T_REQUIRE_INIT();
-  if (!name || !event_index) return MPI_ERR_ARG;
-  return MPI_T_ERR_INVALID_NAME;
-}
-
-AXON_API(int, MPI_T_source_get_num, (int* num_sources)) {
-  AXON_T_REQUIRE_INIT();
-  if (!num_sources) return MPI_ERR_ARG;
-  *num_sources = 0;
-  return MPI_SUCCESS;
-}
-
-AXON_API(int, MPI_T_source_get_timestamp, (int source_index, MPI_Count* timestamp)) {
-  (void)source_index, (void)timestamp;
-  AXON_T_REQUIRE_INIT();
-  return MPI_T_ERR_INVALID_INDEX;
-}
-
-// With no events and no sources, every index is out of range and no
-// registration or event instance can exist: the calls below say so.
-AXON_API(int, MPI_T_event_get_info, (int, char*, int*, int*, MPI_Datatype[], MPI_Aint[], int*, MPI_T_enum*,
-                                     MPI_Info*, char*, int*, int*)) {
-  AXON_T_REQUIRE_INIT();
-  return MPI_T_ERR_INVALID_INDEX;
-}
-AXON_API(int, MPI_T_event_handle_alloc, (int, void*, MPI_Info, MPI_T_event_registration*)) {
-  AXON_T_REQUIRE_INIT();
-  return MPI_T_ERR_INVALID_INDEX;
-}
-AXON_API(int, MPI_T_source_get_info, (int, char*, int*, char*, int*, MPI_T_source_order*, MPI_Count*, MPI_Count*,
-                                      MPI_Info*)) {
-  AXON_T_REQUIRE_INIT();
-  return MPI_T_ERR_INVALID_INDEX;
-}
-AXON_API(int, MPI_T_event_handle_free, (MPI_T_event_registration, void*, MPI_T_event_free_cb_function)) {
-  AXON_T_REQUIRE_INIT();
-  return MPI_T_ERR_INVALID_HANDLE;
-}
-AXON_API(int, MPI_T_event_handle_get_info, (MPI_T_event_registration, MPI_Info*)) {
-  AXON_T_REQUIRE_INIT();
-  return MPI_T_ERR_INVALID_HANDLE;
-}
-AXON_API(int, MPI_T_event_handle_set_info, (MPI_T_event_registration, MPI_Info)) {
-  AXON_T_REQUIRE_INIT();
-  return MPI_T_ERR_INVALID_HANDLE;
-}
-AXON_API(int, MPI_T_event_register_callback, (MPI_T_event_registration, MPI_T_cb_safety, MPI_Info, void*,
-                                              MPI_T_event_cb_function)) {
-  AXON_T_REQUIRE_INIT();
-  return MPI_T_ERR_INVALID_HANDLE;
-}
-AXON_API(int, MPI_T_event_callback_get_info, (MPI_T_event_registration, MPI_T_cb_safety, MPI_Info*)) {
-  AXON_T_REQUIRE_INIT();
-  return MPI_T_ERR_INVALID_HANDLE;
-}
-AXON_API(int, MPI_T_event_callback_set_info, (MPI_T_event_registration, MPI_T_cb_safety, MPI_Info)) {
-  AXON_T_REQUIRE_INIT();
-  return MPI_T_ERR_INVALID_HANDLE;
-}
-AXON_API(int, MPI_T_event_set_dropped_handler, (MPI_T_event_registration, MPI_T_event_dropped_cb_function)) {
-  AXON_T_REQUIRE_INIT();
-  return MPI_T_ERR_INVALID_HANDLE;
-}
-AXON_API(int, MPI_T_event_read, (MPI_T_event_instance, int, void*)) {
-  AXON_T_REQUIRE_INIT();
-  return MPI_T_ERR_INVALID_HANDLE;
-}
-AXON_API(int, MPI_T_event_copy, (MPI_T_event_instance, void*)) {
-  AXON_T_REQUIRE_INIT();
-  return MPI_T_ERR_INVALID_HANDLE;
-}
-AXON_API(int, MPI_T_event_get_timestamp, (MPI_T_event_instance, MPI_Count*)) {
-  AXON_T_REQUIRE_INIT();
-  return MPI_T_ERR_INVALID_HANDLE;
-}
-AXON_API(int, MPI_T_event_get_source, (MPI_T_event_instance, int*)) {
-  AXON_T_REQUIRE_INIT();
-  return MPI_T_ERR_INVALID_HANDLE;
 }

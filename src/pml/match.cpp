@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "base/counter.h"
+#include "diag/events.h"
 #include "base/log.h"
 #include "pml/decode.h"
 #include "pml/internal.h"
@@ -128,6 +129,8 @@ void match_or_keep(MatchQueues* q, int src_world, int am_id, const MatchHeader& 
   if (am_id != kAmRts && am_id != kAmRtsDevice) kept->payload.assign(payload, payload_len);
   q->unexpected.push_back(kept);
   unexpected_messages.add();
+  if (diag::events::subscribed(diag::events::Event::UnexpectedGrowth)) [[unlikely]]
+    diag::events::raise_unexpected_growth(q->unexpected.size(), h.source, h.tag);
 }
 
 }  // namespace

@@ -13,9 +13,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "accel/accel.h"
 #include "base/counter.h"
+#include "diag/events.h"
 #include "base/log.h"
 #include "base/param.h"
 #include "base/status.h"
@@ -135,8 +139,38 @@ int send_eager(btl::Transport* t, Request* r, int am_id, const void* header, siz
 }
 
 // Tries to put the first message of a send on the wire.
+// MPI_T's axon_protocol_switch: a send to a peer that takes another
+// protocol than the previous one to it (the first send to a peer counts).
+// Called only while a tool subscribes; the protocol is the sender's choice
+// (a device buffer's IPC is offered, the receiver may still stage).
+void note_protocol(int dest_world, size_t length, uint8_t device, SendMode mode, const btl::Transport* t) {
+  using diag::events::Protocol;
+  const btl::Caps& caps = t->caps();
+  Protocol p;
+  if (device && length > caps.eager_limit)
+    p = (device & kDeviceIpc) && caps.ipc_peers ? Protocol::DeviceIpc : Protocol::DeviceStaged;
+  else if (length <= caps.eager_limit)
+    p = mode == SendMode::Synchronous ? Protocol::EagerSync : Protocol::Eager;
+  else
+    p = caps.can_get ? Protocol::RendezvousGet : caps.can_put ? Protocol::RendezvousPut : Protocol::Fragments;
+  static std::vector<int> last;  // by world rank; -1: nothing sent yet
+  if (last.size() <= size_t(dest_world)) last.resize(dest_world + 1, -1);
+  if (last[dest_world] == static_cast<int>(p)) return;
+  last[dest_world] = static_cast<int>(p);
+  const std::string_view name = t->name();
+  using diag::events::Transport;
+  const Transport transport = name == "self"  ? Transport::Self
+                              : name == "sm"  ? Transport::Sm
+                              : name == "tcp" ? Transport::Tcp
+                              : name == "verbs" ? Transport::Verbs
+                                                : Transport::Other;
+  diag::events::raise_protocol_switch(dest_world, length, transport, p);
+}
+
 int try_first_message(Request* r) {
   btl::Transport* t = btl::route(r->dest_world);
+  if (diag::events::subscribed(diag::events::Event::ProtocolSwitch)) [[unlikely]]
+    note_protocol(r->dest_world, r->length, r->device, r->mode, t);
   MatchHeader h{r->ctx->id, r->ctx->rank, r->match_tag, r->seq, r->length};
   int rc;
   if (r->device) {
@@ -424,6 +458,8 @@ int send_immediate(const void* buf, size_t len, int dest, int tag, Context* ctx)
   if (rc == kOk) {
     ++ctx->next_seq[dest];
     eager_sends.add();
+    if (diag::events::subscribed(diag::events::Event::ProtocolSwitch)) [[unlikely]]
+      note_protocol(dest_world, len, 0, SendMode::Standard, t);
   }
   return rc;
 }

@@ -44,6 +44,7 @@
 #include "base/log.h"
 #include "base/param.h"
 #include "btl/tcp/internal.h"
+#include "diag/events.h"
 #include "rte/rte.h"
 
 namespace axon::btl::tcp {
@@ -177,6 +178,8 @@ void TcpTransport::make_open(Conn* c) {
   p.early.clear();
   p.early_bytes = 0;
   log::debug(2, "tcp: connected to rank %d (%s, %s)", c->peer, c->where.c_str(), c->outgoing ? "ours" : "theirs");
+  if (diag::events::subscribed(diag::events::Event::ConnectionSetup))
+    diag::events::raise_connection_setup(c->peer, diag::events::Transport::Tcp);
   int peer = c->peer;
   bool ours = c->outgoing;
   flush(c);

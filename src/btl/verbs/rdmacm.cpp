@@ -18,6 +18,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/status.h"
+#include "diag/events.h"
 #include "rte/rte.h"
 
 namespace axon::btl::verbs {
@@ -304,6 +305,8 @@ void VerbsTransport::mark_established(Conn* c) {
   endpoints_[c->peer].conn = c;
   live_.push_back(c);
   log::debug(2, "verbs: connected to rank %d (%s)", c->peer, c->active ? "we asked" : "it asked");
+  if (diag::events::subscribed(diag::events::Event::ConnectionSetup))
+    diag::events::raise_connection_setup(c->peer, diag::events::Transport::Verbs);
 }
 
 bool VerbsTransport::has_accepted(int peer) const {
