@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "base/counter.h"
-#include "diag/events.h"
 #include "base/log.h"
+#include "diag/events.h"
 #include "pml/decode.h"
 #include "pml/internal.h"
 

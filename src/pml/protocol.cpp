@@ -19,10 +19,10 @@
 
 #include "accel/accel.h"
 #include "base/counter.h"
-#include "diag/events.h"
 #include "base/log.h"
 #include "base/param.h"
 #include "base/status.h"
+#include "diag/events.h"
 #include "pml/internal.h"
 
 namespace axon::pml {
@@ -138,7 +138,6 @@ int send_eager(btl::Transport* t, Request* r, int am_id, const void* header, siz
   return t->send(r->dest_world, am_id, header, header_len, send_data(r), r->length);
 }
 
-// Tries to put the first message of a send on the wire.
 // MPI_T's axon_protocol_switch: a send to a peer that takes another
 // protocol than the previous one to it (the first send to a peer counts).
 // Called only while a tool subscribes; the protocol is the sender's choice
@@ -167,6 +166,7 @@ void note_protocol(int dest_world, size_t length, uint8_t device, SendMode mode,
   diag::events::raise_protocol_switch(dest_world, length, transport, p);
 }
 
+// Tries to put the first message of a send on the wire.
 int try_first_message(Request* r) {
   btl::Transport* t = btl::route(r->dest_world);
   if (diag::events::subscribed(diag::events::Event::ProtocolSwitch)) [[unlikely]]
