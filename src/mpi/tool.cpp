@@ -64,10 +64,6 @@ void copy_string(const std::string& text, char* buf, int* len) {
 
 namespace {
 using axon::mpi::tool::copy_string;
-using axon::mpi::tool::initialized;
-
-#define AXON_T_REQUIRE_INIT() \
-  if (!initialized()) return MPI_T_ERR_NOT_INITIALIZED
 
 const std::vector<axon::Param*>& cvars() { return axon::Param::all(); }
 const std::vector<const axon::Counter*>& pvars() { return axon::Counter::all(); }
@@ -378,42 +374,44 @@ AXON_API(int, MPI_T_cvar_write, (MPI_T_cvar_handle handle, const void* buf)) {
 // ---- enumerations: one per enum parameter ---------------------------------------------------
 
 namespace {
-// The event enumerations (transports, protocols): their handles are the
-// addresses of their entries in axon::diag::events::enumerations().
-const axon::diag::events::Enumeration* event_enum_of(MPI_T_enum handle) {
+// An MPI_T enumeration: an enum parameter's, or one of the event elements'
+// (transports, protocols), whose handles are the addresses of their entries
+// in axon::diag::events::enumerations(). Item i has value i in both.
+struct Enumeration {
+  const char* name;
+  const std::vector<const char*>* items;
+};
+
+bool enumeration_of(MPI_T_enum handle, Enumeration* out) {
   for (const auto& e : axon::diag::events::enumerations())
-    if (reinterpret_cast<MPI_T_enum>(const_cast<axon::diag::events::Enumeration*>(&e)) == handle) return &e;
-  return nullptr;
+    if (reinterpret_cast<MPI_T_enum>(const_cast<axon::diag::events::Enumeration*>(&e)) == handle) {
+      *out = {e.name, &e.items};
+      return true;
+    }
+  if (const axon::EnumParam* p = enum_param_of(handle)) {
+    *out = {p->name(), &p->names()};
+    return true;
+  }
+  return false;
 }
 }  // namespace
 
 AXON_API(int, MPI_T_enum_get_info, (MPI_T_enum enumtype, int* num, char* name, int* name_len)) {
   AXON_T_REQUIRE_INIT();
-  if (const auto* e = event_enum_of(enumtype)) {
-    if (num) *num = static_cast<int>(e->items.size());
-    copy_string(e->name, name, name_len);
-    return MPI_SUCCESS;
-  }
-  const axon::EnumParam* p = enum_param_of(enumtype);
-  if (!p) return MPI_T_ERR_INVALID_HANDLE;
-  if (num) *num = static_cast<int>(p->names().size());
-  copy_string(p->name(), name, name_len);
+  Enumeration e;
+  if (!enumeration_of(enumtype, &e)) return MPI_T_ERR_INVALID_HANDLE;
+  if (num) *num = static_cast<int>(e.items->size());
+  copy_string(e.name, name, name_len);
   return MPI_SUCCESS;
 }
 
 AXON_API(int, MPI_T_enum_get_item, (MPI_T_enum enumtype, int indx, int* value, char* name, int* name_len)) {
   AXON_T_REQUIRE_INIT();
-  if (const auto* e = event_enum_of(enumtype)) {
-    if (indx < 0 || indx >= static_cast<int>(e->items.size())) return MPI_T_ERR_INVALID_INDEX;
-    if (value) *value = indx;
-    copy_string(e->items[static_cast<size_t>(indx)], name, name_len);
-    return MPI_SUCCESS;
-  }
-  const axon::EnumParam* p = enum_param_of(enumtype);
-  if (!p) return MPI_T_ERR_INVALID_HANDLE;
-  if (indx < 0 || indx >= static_cast<int>(p->names().size())) return MPI_T_ERR_INVALID_INDEX;
+  Enumeration e;
+  if (!enumeration_of(enumtype, &e)) return MPI_T_ERR_INVALID_HANDLE;
+  if (indx < 0 || indx >= static_cast<int>(e.items->size())) return MPI_T_ERR_INVALID_INDEX;
   if (value) *value = indx;
-  copy_string(p->names()[static_cast<size_t>(indx)], name, name_len);
+  copy_string((*e.items)[static_cast<size_t>(indx)], name, name_len);
   return MPI_SUCCESS;
 }
 

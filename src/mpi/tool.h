@@ -15,3 +15,7 @@ bool initialized();
 void copy_string(const std::string& text, char* buf, int* len);
 
 }  // namespace axon::mpi::tool
+
+// Every MPI_T call but MPI_T_init_thread starts with this.
+#define AXON_T_REQUIRE_INIT() \
+  if (!axon::mpi::tool::initialized()) return MPI_T_ERR_NOT_INITIALIZED

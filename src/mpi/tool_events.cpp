@@ -21,10 +21,6 @@ namespace ev = axon::diag::events;
 namespace {
 
 using axon::mpi::tool::copy_string;
-using axon::mpi::tool::initialized;
-
-#define AXON_T_REQUIRE_INIT() \
-  if (!initialized()) return MPI_T_ERR_NOT_INITIALIZED
 
 bool valid_event(int i) { return i >= 0 && i < ev::num_events(); }
 
