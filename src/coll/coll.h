@@ -61,6 +61,27 @@ struct Args {
   bool operator==(const Args&) const = default;
 };
 
+// The communication report's count of one kind of call on a communicator
+// (src/mpi/report.cpp): calls started, their bytes (report_bytes below), and
+// the algorithms that ran them ("direct" for the small blocking versions).
+struct CallTally {
+  static constexpr int kMaxAlgorithms = 4;  // distinct names kept, in the order first used
+  uint64_t calls = 0;
+  uint64_t bytes = 0;
+  const char* algorithms[kMaxAlgorithms] = {};
+  void add(size_t call_bytes, const char* algorithm) {
+    ++calls;
+    bytes += call_bytes;
+    if (algorithms[0] != algorithm) [[unlikely]] note_algorithm(algorithm);
+  }
+  void note_algorithm(const char* algorithm);
+};
+// The bytes a call counts for in the report: what this rank contributes or
+// receives per call as the selection measures it (bcast and the reductions:
+// the buffer; rooted calls: the root's or the member's block), and for the
+// v/w forms and reduce_scatter the sum over their per-rank counts; 0 for a barrier.
+size_t report_bytes(const Args& a, int rank);
+
 // Per-communicator collective state (src/coll/internal.h): the contexts, the
 // operation sequence that gives each call its tag, the node topology and
 // the node segment. Created by the MPI layer on
@@ -70,6 +91,8 @@ struct CommState;
 // maps remote ranks and `local` is a context over the local group (else null).
 CommState* state_create(pml::Context* coll, pml::Context* local);
 void state_destroy(CommState* state);
+// The tallies of a communicator's calls so far, indexed by Kind.
+const CallTally* tallies(const CommState* state);
 
 // Blocking collective. Here, in post and in init, buffers in GPU memory
 // are staged through host copies (the copy back: when the call returns, or

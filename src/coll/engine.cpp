@@ -27,6 +27,22 @@ CommState* state_create(pml::Context* coll, pml::Context* local) {
 
 void state_destroy(CommState* state) { delete state; }
 
+const CallTally* tallies(const CommState* state) { return state->tallies; }
+
+void CallTally::note_algorithm(const char* algorithm) {
+  for (const char*& slot : algorithms) {
+    if (slot == algorithm) return;
+    if (!slot) {
+      slot = algorithm;
+      return;
+    }
+  }
+}
+
+// What "direct" runs count as in the report (one pointer for every call,
+// so that CallTally::add compares one).
+constexpr const char* kDirect = "direct";
+
 namespace {
 
 void retain_types(Schedule& s, const Args& a) {
@@ -51,12 +67,15 @@ int build(CommState* st, const Args& a, std::unique_ptr<Schedule>* out, const Al
     s->local(std::move(*before));
     s->round();
   }
+  s->tally = &st->tally(a.kind);
+  s->tally_bytes = report_bytes(a, st->inter() ? st->local->rank : st->coll->rank);
   if (st->inter()) {
+    s->tally_algorithm = "intercommunicator";
     if (!build_inter(*s, a, st)) {
       log::error("MPI_%s is not implemented on intercommunicators yet", kind_name(a.kind));
       return MPI_ERR_OTHER;
     }
-    if (explain() && st->local->rank == 0)
+    if (explain() && st->local->rank == 0 && explain_due(st, a.kind, "intercommunicator"))
       std::fprintf(stderr, "axon coll: %s (intercommunicator): leaders + local trees\n", kind_name(a.kind));
   } else {
     const Algorithm* alg = chosen;
@@ -66,6 +85,7 @@ int build(CommState* st, const Args& a, std::unique_ptr<Schedule>* out, const Al
       explain_choice(a, st, c);
       alg = c.alg;
     }
+    s->tally_algorithm = alg->name;
     int rank = st->coll->rank, size = st->coll->size();
     Build b{*s, a, rank, size, knomial_radix()};
     alg->build(b);
@@ -180,13 +200,14 @@ bool direct(CommState* st, const Args& a, bool forced, int* rc) {
   if (a.kind != Kind::barrier && !direct_fits(st, a.kind, a.recvtype, payload_bytes(a.recvcount, a.recvtype)))
     return false;
   if (forced) return false;
-  if (explain() && st->coll->rank == 0) {
+  if (explain() && st->coll->rank == 0 && explain_due(st, a.kind, kDirect)) {
     const char* flat = a.kind == Kind::reduce && flat_reduce(st)  ? ", flat: every rank sends to the root"
                        : a.kind == Kind::bcast && flat_bcast(st) ? ", flat: the root sends to every rank"
                                                                  : "";
     std::fprintf(stderr, "axon coll: %s on %d ranks, %zu bytes: direct (blocking basic version%s): small message\n",
                  kind_name(a.kind), st->coll->size(), payload_bytes(a.recvcount, a.recvtype), flat);
   }
+  st->tally(a.kind).add(report_bytes(a, st->coll->rank), kDirect);
   if (__builtin_expect(a.device_combine, 0)) {
     DeviceCombineScope scope;
     *rc = run_direct(st, a.kind, a.in_place ? nullptr : a.sendbuf, a.recvbuf, a.recvcount, a.recvtype, a.op, a.root);
@@ -236,6 +257,7 @@ int run_host(CommState* state, const Args& args) {
     // chooses alike, and a call's ranks may mix device and host buffers).
     if (alg->node()) {
       explain_choice(args, state, c);
+      state->tally(args.kind).add(report_bytes(args, state->coll->rank), alg->name);
       // The node segment's combine steps (shm/reduce.cpp) run on the CPU.
       if (args.device_combine) accel::count_collective_combine(kind_name(args.kind), "node-level algorithm");
       return alg->level == Algorithm::Level::shm ? shm_run(state, args) : hier_run(state, args);
@@ -281,9 +303,14 @@ bool bcast_shortcut(CommState* st, void* buf, MPI_Count count, const Datatype* t
   const Algorithm* alg = remembered_call(st, Kind::bcast, count, type, nullptr);
   if (!alg) return false;
   note_bcast_root(st->node.get(), root);
-  if (alg->level == Algorithm::Level::shm) return node_bcast_now(st, buf, count, type, root, rc);
-  if (alg->level != Algorithm::Level::pt2pt || !direct_fits(st, Kind::bcast, type, payload_bytes(count, type)))
-    return false;
+  const size_t bytes = payload_bytes(count, type);
+  if (alg->level == Algorithm::Level::shm) {
+    if (!node_bcast_now(st, buf, count, type, root, rc)) return false;
+    st->tally(Kind::bcast).add(bytes, alg->name);
+    return true;
+  }
+  if (alg->level != Algorithm::Level::pt2pt || !direct_fits(st, Kind::bcast, type, bytes)) return false;
+  st->tally(Kind::bcast).add(bytes, kDirect);
   *rc = run_direct(st, Kind::bcast, nullptr, buf, count, type, nullptr, root);
   return true;
 }
@@ -292,9 +319,15 @@ bool reduction_shortcut(CommState* st, Kind kind, const void* send, void* out, M
                         const Op* op, int root, int* rc) {
   const Algorithm* alg = remembered_call(st, kind, count, type, op);
   if (!alg) return false;
-  if (alg->level == Algorithm::Level::shm)
-    return node_reduce_now(st, send ? send : out, out, count, type, op, kind == Kind::reduce ? root : -1, rc);
-  if (alg->level != Algorithm::Level::pt2pt || !direct_fits(st, kind, type, payload_bytes(count, type))) return false;
+  const size_t bytes = payload_bytes(count, type);
+  if (alg->level == Algorithm::Level::shm) {
+    if (!node_reduce_now(st, send ? send : out, out, count, type, op, kind == Kind::reduce ? root : -1, rc))
+      return false;
+    st->tally(kind).add(bytes, alg->name);
+    return true;
+  }
+  if (alg->level != Algorithm::Level::pt2pt || !direct_fits(st, kind, type, bytes)) return false;
+  st->tally(kind).add(bytes, kDirect);
   *rc = run_direct(st, kind, send, out, count, type, op, root);
   return true;
 }

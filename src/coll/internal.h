@@ -80,6 +80,9 @@ struct CommState {
   mutable PickMemo barrier_memo;
   // Nonblocking schedules for reuse (see ScheduleCache).
   ScheduleCache schedules;
+  // The communication report's counts, by Kind (always kept: one add per call).
+  CallTally tallies[kKindCount];
+  CallTally& tally(Kind kind) { return tallies[static_cast<int>(kind)]; }
   bool inter() const { return local != nullptr; }
   // The tag of the next collective: every rank starts collectives in the
   // same order, so the n-th one gets the same tag everywhere. Positive and

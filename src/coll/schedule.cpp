@@ -198,6 +198,7 @@ bool Schedule::advance() {
 int run_to_completion(Schedule& s, int tag) {
   {
     progress::Guard guard;
+    if (s.tally) s.tally->add(s.tally_bytes, s.tally_algorithm);
     s.start(tag);
     if (s.advance()) return s.error();
   }
@@ -253,6 +254,7 @@ void launch(Schedule* s, pml::Request* req, int tag) {
   progress::Guard guard;
   req->complete.store(false, std::memory_order_relaxed);
   req->error = MPI_SUCCESS;
+  if (s->tally) s->tally->add(s->tally_bytes, s->tally_algorithm);
   s->start(tag);
   if (s->advance()) {
     finish({s, req});

@@ -22,6 +22,7 @@
 namespace axon::coll {
 
 struct CommState;
+struct CallTally;
 
 class Schedule {
  public:
@@ -43,6 +44,12 @@ class Schedule {
   // the tag safely, as messages between two processes match in order.
   int persistent_tag = 0;
   const Op* op() const { return op_; }
+  // The report's tally this schedule counts in at every start (null: a
+  // schedule the report does not count, e.g. internal ones), with the
+  // call's bytes and the algorithm's name.
+  CallTally* tally = nullptr;
+  size_t tally_bytes = 0;
+  const char* tally_algorithm = nullptr;
   // Reduce steps combine with GPU kernels (Args::device_combine).
   bool device_combine = false;
 

@@ -360,6 +360,37 @@ int select_algorithm(const Args& a, const CommState* st, bool blocking, Choice* 
   return MPI_SUCCESS;
 }
 
+size_t report_bytes(const Args& a, int rank) {
+  // (In place, or on an idle intercommunicator process, a side has no type.)
+  auto bytes_of = [](MPI_Count count, const Datatype* type) { return type ? payload_bytes(count, type) : 0; };
+  auto sum = [&](const std::vector<MPI_Count>& counts, const Datatype* type) {
+    MPI_Count items = 0;
+    for (MPI_Count n : counts) items += n;
+    return bytes_of(items, type);
+  };
+  switch (a.kind) {
+    case Kind::barrier:
+      return 0;
+    case Kind::gatherv:
+    case Kind::allgatherv:
+      return a.in_place ? 0 : bytes_of(a.sendcount, a.sendtype);
+    case Kind::scatterv:
+      return a.root == rank ? sum(a.sendcounts, a.sendtype) : bytes_of(a.recvcount, a.recvtype);
+    case Kind::alltoallv:
+      return sum(a.sendcounts, a.sendtype);
+    case Kind::reduce_scatter:
+      return sum(a.recvcounts, a.recvtype);
+    case Kind::alltoallw: {
+      size_t bytes = 0;
+      for (size_t i = 0; i < a.sendcounts.size() && i < a.sendtypes.size(); ++i)
+        bytes += bytes_of(a.sendcounts[i], a.sendtypes[i]);
+      return bytes;
+    }
+    default:
+      return a.recvtype || a.sendtype ? message_bytes(a, rank) : 0;
+  }
+}
+
 namespace {
 // MPI_T's axon_coll_algorithm: once per communicator, call and algorithm
 // (a choice is made again whenever the remembered one does not apply).
@@ -375,7 +406,7 @@ void explain_choice(const Args& a, const CommState* st, const Choice& c) {
   if (!explain()) return;
   bool inter = st->inter();
   int rank = inter ? st->local->rank : st->coll->rank;
-  if (rank != 0) return;
+  if (rank != 0 || !explain_due(st, a.kind, c.alg->name)) return;
   const EnumParam* p = force_params[static_cast<int>(a.kind)];
   std::string reason = c.why ? std::string(c.why) : std::string("forced by ") + p->name();
   if (c.alg != c.chosen)
@@ -400,9 +431,15 @@ const Algorithm* remembered(const CommState* st, Kind kind, size_t bytes, const 
   return forced_algorithm(kind) ? nullptr : m.alg;
 }
 
+bool explain_due(const CommState* st, Kind kind, const char* algorithm) {
+  if (explain_param.get()) return true;
+  static std::set<std::tuple<uint32_t, int, std::string>> explained;
+  return explained.emplace(st->coll->id, static_cast<int>(kind), algorithm).second;
+}
+
 bool explain() {
   // (The parameter is read once anyway; this spares a call per collective.)
-  static const bool on = explain_param.get();
+  static const bool on = explain_param.get() || pml::explaining();
   return on;
 }
 

@@ -32,6 +32,10 @@ const Algorithm* remembered(const CommState* st, Kind kind, size_t bytes, const 
 void explain_choice(const Args& a, const CommState* st, const Choice& c);
 int knomial_radix();
 bool explain();
+// Whether the explain line of `algorithm` for a `kind` call on the
+// communicator is due: every call under AXON_COLL_EXPLAIN, the first of
+// each (communicator, call, algorithm) under AXON_EXPLAIN alone.
+bool explain_due(const CommState* st, Kind kind, const char* algorithm);
 // Bytes per rank that drive the choice.
 size_t message_bytes(const Args& a, int rank);
 

@@ -12,6 +12,7 @@
 #include "coll/coll.h"
 #include "mpi/api.h"
 #include "mpi/communicator.h"
+#include "mpi/report.h"
 
 namespace axon::mpi {
 namespace {
@@ -24,7 +25,10 @@ struct Call {
 constexpr Call kBlocking{Mode::Blocking, nullptr};
 
 coll::CommState* state_of(Comm* c) {
-  if (!c->coll_state) c->coll_state = coll::state_create(&c->coll, c->inter ? &c->local : nullptr);
+  if (!c->coll_state) [[unlikely]] {
+    c->coll_state = coll::state_create(&c->coll, c->inter ? &c->local : nullptr);
+    report_track(c);
+  }
   return static_cast<coll::CommState*>(c->coll_state);
 }
 
@@ -531,6 +535,7 @@ coll::CommState* coll_state_of(Comm* c) { return state_of(c); }
 
 // Called when a communicator is deallocated (src/mpi/communicator.cpp).
 void coll_comm_destroy(Comm* c) {
+  report_retire(c);
   coll::state_destroy(static_cast<coll::CommState*>(c->coll_state));
   c->coll_state = nullptr;
 }

@@ -163,6 +163,8 @@ int agree_context_pair(pml::Context* ctx, std::vector<int> members, int me, int 
 // derive theirs from the user's tag (the standard makes concurrent calls use
 // distinct tags).
 constexpr int kTagSplitGather = -2;
+// MPI_COMM_WORLD's at shut-down: every rank's part of the communication report to rank 0.
+constexpr int kTagReport = -3;
 inline int internal_tag_for_sequence(uint32_t seq) { return -0x100000 - static_cast<int>(seq & 0xfffff); }
 inline int internal_tag_for_user(int user_tag) { return -0x200000 - (user_tag & 0x0fffffff); }
 // MPI_Comm_create_from_group has no parent: its members agree on the world

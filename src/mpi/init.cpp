@@ -20,6 +20,7 @@
 #include "mpi/attributes.h"
 #include "mpi/bsend.h"
 #include "mpi/dpm.h"
+#include "mpi/report.h"
 #include "osc/osc.h"
 #include "progress/progress.h"
 #include "rte/rte.h"
@@ -63,6 +64,7 @@ void rte_finalize_at_exit() {
 
 void runtime_stop(bool world_ends) {
   buffered_sends_flush();
+  report_write();  // AXON_REPORT: while every transport is open
   // Every rank must be done with shared memory before anyone unmaps it.
   coll::barrier(&comm_world()->coll);
   comms_finalize();

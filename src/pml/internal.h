@@ -184,6 +184,26 @@ template <class Post> int post_striped(btl::Transport* t, int peer, size_t len, 
 // Forgets the rails' shares (btl finalize: peers and transports go away).
 void reset_rails();
 
+// ---- path explain (explain.cpp): AXON_EXPLAIN ------------------------------------
+extern bool explain_sends;  // AXON_EXPLAIN, read at init
+void explain_init();
+// Prints the path of a send (once per peer class, size class and memory
+// kind); `r` is null for a send without a request (send_immediate).
+void explain_send(int dest_world, size_t length, SendMode mode, bool contiguous, const Request* r,
+                  const btl::Transport* t);
+
+// ---- traffic by peer (traffic.cpp) ------------------------------------------------
+// The table behind traffic(); counting is two adds, under the PML lock.
+extern std::vector<PeerTraffic> peer_traffic;
+void grow_traffic(int dest_world);
+inline void count_traffic(int dest_world, uint32_t context_id, size_t length, PeerTraffic::Protocol protocol) {
+  if (size_t(dest_world) >= peer_traffic.size()) [[unlikely]] grow_traffic(dest_world);
+  PeerTraffic& t = peer_traffic[size_t(dest_world)];
+  const int origin = (context_id & 1) ? PeerTraffic::kCollective : PeerTraffic::kPointToPoint;
+  ++t.messages[origin][protocol];
+  t.bytes[origin][protocol] += length;
+}
+
 inline Request* from_id(uint64_t id) { return reinterpret_cast<Request*>(id); }
 inline uint64_t to_id(Request* r) { return reinterpret_cast<uint64_t>(r); }
 

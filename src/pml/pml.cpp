@@ -137,12 +137,14 @@ int init() {
   // The PML's queued sends, replies and stalled transfers go first after the
   // transports.
   progress::add_hook(retry_pending);
+  explain_init();
   return 0;
 }
 
 void finalize() {
   accel::finalize();
   reset_rails();  // a re-initialised runtime (sessions) opens new transports
+  peer_traffic.clear();  // and counts afresh (the report was written before)
   for (Request* r : request_pool) delete r;
   request_pool.clear();
 }

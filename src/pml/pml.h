@@ -184,6 +184,24 @@ int32_t peer_cpu(const Context* ctx, int peer);
 // until it yields, while the others are likely running already.
 bool shares_my_cpu(const Context* ctx, int peer);
 
+// ---- traffic by peer (src/pml/traffic.cpp): the communication report ----
+// What this process sent to each world rank since pml::init, counted where
+// a send's protocol is chosen (its first message), whatever the transport
+// then does with it. Collective traffic (collective context ids are odd)
+// is kept apart from the application's point-to-point messages.
+struct PeerTraffic {
+  enum Origin { kPointToPoint, kCollective, kOrigins };
+  enum Protocol { kEager, kRendezvous, kProtocols };
+  uint64_t messages[kOrigins][kProtocols] = {};
+  uint64_t bytes[kOrigins][kProtocols] = {};
+};
+// Indexed by world rank; entries past the end are peers sent nothing.
+const std::vector<PeerTraffic>& traffic();
+// AXON_EXPLAIN: sends print their path (explain.cpp), collectives their algorithm.
+bool explaining();
+// The transport that carries messages to `world_rank` ("sm", "tcp", ...).
+const char* transport_name(int world_rank);
+
 // ---- processes of other jobs (src/mpi/dpm/) ----
 // This process's business card for processes of other jobs (opening the
 // transport that reaches them when the job did not open it): true when

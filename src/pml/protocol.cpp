@@ -171,6 +171,8 @@ int try_first_message(Request* r) {
   btl::Transport* t = btl::route(r->dest_world);
   if (diag::events::subscribed(diag::events::Event::ProtocolSwitch)) [[unlikely]]
     note_protocol(r->dest_world, r->length, r->device, r->mode, t);
+  if (explain_sends) [[unlikely]]
+    explain_send(r->dest_world, r->length, r->mode, !non_contiguous(r), r, t);
   MatchHeader h{r->ctx->id, r->ctx->rank, r->match_tag, r->seq, r->length};
   int rc;
   if (r->device) {
@@ -181,6 +183,7 @@ int try_first_message(Request* r) {
       if (rc == kOk) {
         r->state = kSendWaitFin;
         count_rendezvous_send();
+        count_traffic(r->dest_world, r->ctx->id, r->length, PeerTraffic::kRendezvous);
       }
       return rc;
     }
@@ -219,12 +222,14 @@ int try_first_message(Request* r) {
       if (rc == kOk) {
         r->state = kSendWaitAck;
         eager_sends.add();
+        count_traffic(r->dest_world, r->ctx->id, r->length, PeerTraffic::kEager);
       }
     } else {
       ShortMatchHeader s{h.context, h.source, h.tag, h.seq};
       rc = send_eager(t, r, kAmEagerShort, &s, sizeof s);
       if (rc == kOk) {
         eager_sends.add();
+        count_traffic(r->dest_world, r->ctx->id, r->length, PeerTraffic::kEager);  // before r may be released
         r->bytes = r->length;
         r->state = kSendEagerSent;
         request_complete(r);
@@ -232,6 +237,7 @@ int try_first_message(Request* r) {
     }
   } else {
     rc = rndv_send_rts(r, t, h);
+    if (rc == kOk) count_traffic(r->dest_world, r->ctx->id, r->length, PeerTraffic::kRendezvous);
   }
   return rc;
 }
@@ -458,8 +464,11 @@ int send_immediate(const void* buf, size_t len, int dest, int tag, Context* ctx)
   if (rc == kOk) {
     ++ctx->next_seq[dest];
     eager_sends.add();
+    count_traffic(dest_world, ctx->id, len, PeerTraffic::kEager);
     if (diag::events::subscribed(diag::events::Event::ProtocolSwitch)) [[unlikely]]
       note_protocol(dest_world, len, 0, SendMode::Standard, t);
+    if (explain_sends) [[unlikely]]
+      explain_send(dest_world, len, SendMode::Standard, true, nullptr, t);
   }
   return rc;
 }

@@ -5,6 +5,7 @@
 //   axon_info --params   every AXON_* parameter with its default and meaning
 //   axon_info --counters every performance counter (MPI_T performance variable)
 //   axon_info --doctor   RDMA and GPU readiness of this node (doctor.cpp)
+//   axon_info --explain  the point-to-point paths of this node (explain.cpp)
 // The usage text is also the man page (src/tools/gen-man.sh).
 #include <mpi.h>
 
@@ -22,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -32,12 +34,13 @@
 
 #include "axon_config.h"
 #include "tools/doctor.h"
+#include "tools/explain.h"
 
 namespace {
 
 void usage() {
   std::printf(
-      "Usage: axon_info [--params] [--counters] [--doctor] [--version] [--help]\n"
+      "Usage: axon_info [--params] [--counters] [--doctor] [--explain [N]] [--version] [--help]\n"
       "\n"
       "Without an option, prints what this Axon MPI build has and what this node\n"
       "offers: the MPI standard and ABI versions; the transports built and whether\n"
@@ -51,6 +54,10 @@ void usage() {
       "  --counters    list the performance counters a running job keeps (MPI_T pvars)\n"
       "  --doctor      check this node for RDMA (devices, ports, GIDs, MTU, ulimit -l, NUMA) and GPUs\n"
       "                (driver, devices, peer access, dma-buf, nvidia_peermem, MPS, GPU-NIC distances)\n"
+      "  --explain [N] print which transport and protocol a point-to-point message takes to itself,\n"
+      "                to a rank on this node and to one on another node, by size and memory kind,\n"
+      "                and why (what AXON_EXPLAIN=1 prints in a job); N: ranks per node (default:\n"
+      "                the online CPUs)\n"
       "  --version     print the version\n"
       "  -h, --help    print this text\n"
       "\n"
@@ -143,6 +150,14 @@ void fortran_summary() {
 std::string sm_here() {
   if (access("/dev/shm", W_OK | X_OK) != 0)
     return std::string("not usable here: /dev/shm is not writable (") + std::strerror(errno) + ")";
+  bool ok = false;
+  return "usable here: /dev/shm writable; single copy (CMA): " + cma_probe(&ok);
+}
+
+}  // namespace
+
+std::string cma_probe(bool* ok) {
+  *ok = false;
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
   static volatile uint64_t word = 0x61786f6e636d6121ull;
   pid_t parent = getpid();
@@ -154,19 +169,18 @@ std::string sm_here() {
     ssize_t n = process_vm_readv(parent, &local, 1, &remote, 1, 0);
     _exit(n == static_cast<ssize_t>(sizeof got) && got == word ? 0 : n < 0 ? (errno > 0 && errno < 255 ? errno : 254) : 255);
   }
-  std::string cma;
   int status = 0;
-  if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status))
-    cma = "not probed";
-  else if (WEXITSTATUS(status) == 0)
-    cma = "yes";
-  else if (WEXITSTATUS(status) == 255)
-    cma = "no (read the wrong data)";
-  else
-    cma = std::string("no: ") + std::strerror(WEXITSTATUS(status)) +
-          " (ptrace restrictions or a container's seccomp policy; large messages go through the rings)";
-  return "usable here: /dev/shm writable; single copy (CMA): " + cma;
+  if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status)) return "not probed";
+  if (WEXITSTATUS(status) == 0) {
+    *ok = true;
+    return "yes";
+  }
+  if (WEXITSTATUS(status) == 255) return "no (read the wrong data)";
+  return std::string("no: ") + std::strerror(WEXITSTATUS(status)) +
+         " (ptrace restrictions or a container's seccomp policy; large messages go through the rings)";
 }
+
+namespace {
 
 // tcp: the IPv4 interfaces that are up (before AXON_BTL_TCP_IF_INCLUDE /
 // _EXCLUDE filter them); loopback alone serves ranks of one node only.
@@ -294,6 +308,12 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--params")) return list_params();
     if (!std::strcmp(argv[i], "--counters")) return list_counters();
     if (!std::strcmp(argv[i], "--doctor")) return run_doctor();
+    if (!std::strcmp(argv[i], "--explain")) {
+      // An optional count of ranks per node (the sm eager limit depends on it).
+      int ranks = 0;
+      if (i + 1 < argc && std::isdigit(static_cast<unsigned char>(argv[i + 1][0]))) ranks = std::atoi(argv[++i]);
+      return run_explain(ranks);
+    }
     if (!std::strcmp(argv[i], "--version")) {
       std::printf("axon_info (Axon MPI) %s\n", PACKAGE_VERSION);
       return 0;

@@ -15,6 +15,19 @@ constexpr size_t kLine = 64;
 constexpr size_t kMaxHeader = 64;  // largest PML header carried in front of a payload
 constexpr uint64_t kCmaProbeValue = 0x636d612070726f62ull;
 
+// The eager limit when AXON_BTL_SM_EAGER_LIMIT is 0. Below about 32 KiB,
+// copying through a ring on each side beats the rendezvous (request, CMA
+// read, completion: 3-4 us on one node, against 0.7 us for 16 KiB eager;
+// docs/performance.md). The rings of a rank share a fixed budget
+// (ring_capacity), so with more local ranks each ring is smaller and the
+// limit shrinks to keep several of the largest messages in one. (Also
+// axon_info --explain's.)
+inline size_t default_eager_limit(int local_ranks) {
+  if (local_ranks <= 8) return 32 * 1024;
+  if (local_ranks <= 16) return 16 * 1024;
+  return 8 * 1024;
+}
+
 struct alignas(kLine) SegmentHeader {
   std::atomic<uint64_t> magic;   // written last by the owner
   uint32_t nrings;

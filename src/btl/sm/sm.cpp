@@ -132,17 +132,6 @@ bool cma_copy(pid_t pid, bool read, void* local, uint64_t remote, size_t len) {
   return true;
 }
 
-// Below about 32 KiB, copying through a ring on each side beats the
-// rendezvous (request, CMA read, completion: 3-4 us on one node, against
-// 0.7 us for 16 KiB eager; docs/performance.md). The rings of a rank share a
-// fixed budget (ring_capacity), so with more local ranks each ring is
-// smaller and the limit shrinks to keep several of the largest messages in
-// one.
-size_t default_eager_limit(int local_ranks) {
-  if (local_ranks <= 8) return 32 * 1024;
-  if (local_ranks <= 16) return 16 * 1024;
-  return 8 * 1024;
-}
 
 // Bytes of each per-sender ring: a power of two holding at least two of the
 // largest messages (`largest_record` bytes each); by default the rank's
