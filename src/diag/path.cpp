@@ -6,8 +6,6 @@
 // against the counters of the protocol that ran).
 #include "diag/path.h"
 
-#include <cctype>
-
 namespace axon::diag {
 
 const char* peer_class_name(PeerClass peer) {
@@ -28,10 +26,10 @@ std::string size_text(size_t bytes) {
 }
 
 std::string eager_limit_parameter(const std::string& transport) {
-  if (transport == "self" || transport.empty()) return "";
-  std::string upper;
-  for (char ch : transport) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  return "AXON_BTL_" + upper + "_EAGER_LIMIT";
+  if (transport == "sm") return "AXON_BTL_SM_EAGER_LIMIT";
+  if (transport == "tcp") return "AXON_BTL_TCP_EAGER_LIMIT";
+  if (transport == "verbs") return "AXON_BTL_VERBS_EAGER_LIMIT";
+  return "";  // self: fixed
 }
 
 namespace {
