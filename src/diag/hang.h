@@ -15,11 +15,12 @@
 #pragma once
 
 #include <mpi.h>
-#include <signal.h>
 
 #include <atomic>
 #include <cstdint>
 #include <string>
+
+#include "diag/hang_signal.h"
 
 namespace axon::pml {
 struct Context;
@@ -27,10 +28,6 @@ struct Request;
 }  // namespace axon::pml
 
 namespace axon::diag::hang {
-
-// SIGRTMIN+5: NPTL takes the first two real-time signals (below SIGRTMIN),
-// libpmix and libevent use none; mpirun uses the same number.
-inline int signal_number() { return SIGRTMIN + 5; }
 
 enum class What : uint8_t {
   Recv,        // peer = source

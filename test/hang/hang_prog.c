@@ -1,0 +1,67 @@
+/* hang_prog MODE [marker=...]: MPI programs that hang in known ways, for
+ * the hang doctor's tests (hang.sh). Two ranks.
+ *   cycle       both ranks MPI_Recv from each other first (tag 0, 1 MPI_INT)
+ *   mismatch    rank 0 in MPI_Barrier, rank 1 in MPI_Bcast on MPI_COMM_WORLD
+ *   exit        rank 1 exits (status 0, no MPI_Finalize); rank 0 MPI_Recv from it
+ *   unexpected  rank 1 sends 3 messages tag 7 that rank 0 never receives, then
+ *               waits in MPI_Recv tag 5; rank 0 waits in MPI_Recv tag 9
+ *   stall       rank 0 computes (sleeps) 4 s before it sends; rank 1 waits
+ *               in MPI_Recv, then both finish ("received 42")
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* sleep() returns early when a signal (the doctor's) interrupts it. */
+static void sleep_fully(unsigned seconds) {
+  while ((seconds = sleep(seconds)) > 0) {
+  }
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size, value = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const char* mode = argc > 1 ? argv[1] : "cycle";
+  if (size != 2) {
+    fprintf(stderr, "hang_prog: needs 2 ranks\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  int peer = 1 - rank;
+  if (strcmp(mode, "cycle") == 0) {
+    MPI_Recv(&value, 1, MPI_INT, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  } else if (strcmp(mode, "mismatch") == 0) {
+    if (rank == 0) MPI_Barrier(MPI_COMM_WORLD);
+    else MPI_Bcast(&value, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  } else if (strcmp(mode, "exit") == 0) {
+    if (rank == 1) {
+      fflush(stdout);
+      _exit(0);
+    }
+    MPI_Recv(&value, 1, MPI_INT, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  } else if (strcmp(mode, "unexpected") == 0) {
+    if (rank == 1) {
+      for (int i = 0; i < 3; ++i) MPI_Send(&i, 1, MPI_INT, 0, 7, MPI_COMM_WORLD);
+      MPI_Recv(&value, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Recv(&value, 1, MPI_INT, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+  } else if (strcmp(mode, "stall") == 0) {
+    if (rank == 0) {
+      sleep_fully(4);
+      value = 42;
+      MPI_Send(&value, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
+    } else {
+      MPI_Recv(&value, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      printf("received %d\n", value);
+    }
+  } else {
+    fprintf(stderr, "hang_prog: unknown mode %s\n", mode);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  MPI_Finalize();
+  return 0;
+}
