@@ -6,8 +6,10 @@
 // mpirun reads for its diagnosis and does not print:
 //   #waits W          this rank waits for world rank W (a receive from it,
 //                     a send to it, a request on it)
-//   #coll ID SEQ CALL blocked in collective number SEQ, CALL, on the
-//                     communicator of collective context ID
+//   #coll ID SEQ CALL ROOT
+//                     blocked in collective number SEQ, CALL (with ROOT,
+//                     -1 when not rooted), on the communicator of
+//                     collective context ID
 //   #name ID NAME     that communicator's name
 #include "diag/hang.h"
 
@@ -186,7 +188,8 @@ void describe_blocked(const char* call, std::string& out) {
   out += ")";
   if (blocked.what == What::Collective && ctx) {
     out += ", collective #" + std::to_string(blocked.coll_seq) + " on " + comm_name(ctx->id);
-    waits += "#coll " + std::to_string(ctx->id) + " " + std::to_string(blocked.coll_seq) + " " + call + "\n";
+    waits += "#coll " + std::to_string(ctx->id) + " " + std::to_string(blocked.coll_seq) + " " + call + " " +
+             std::to_string(blocked.root) + "\n";
   }
   out += "\n";
   if (blocked.what == What::Wait || blocked.what == What::WaitAny) {

@@ -111,6 +111,7 @@ struct Parsed {
     std::string coll_comm;        // collective context id
     uint64_t coll_seq = 0;
     std::string coll_call;
+    int coll_root = -1;
 };
 
 Parsed parse(const std::string &text, std::map<std::string, std::string> &names) {
@@ -127,6 +128,7 @@ Parsed parse(const std::string &text, std::map<std::string, std::string> &names)
             if (words >> rank && rank >= 0) parsed.waits.push_back(static_cast<uint32_t>(rank));
         } else if (key == "#coll") {
             if (words >> parsed.coll_comm >> parsed.coll_seq >> parsed.coll_call) parsed.in_collective = true;
+            if (!(words >> parsed.coll_root)) parsed.coll_root = -1;
         } else if (key == "#name") {
             std::string id, name;
             words >> id;
@@ -208,11 +210,12 @@ std::vector<std::string> diagnose(const HangReport &report) {
         }
     }
 
-    // Collectives: ranks on one communicator in different calls, or in
-    // different instances (numbers) of them.
-    std::map<std::string, std::map<std::pair<uint64_t, std::string>, std::vector<uint32_t>>> by_comm;
+    // Collectives: ranks on one communicator in different calls, in
+    // different instances (numbers) of them, or with different roots.
+    using Instance = std::tuple<uint64_t, std::string, int>;
+    std::map<std::string, std::map<Instance, std::vector<uint32_t>>> by_comm;
     for (const auto &[rank, p] : parsed) {
-        if (p.in_collective) by_comm[p.coll_comm][{p.coll_seq, base_call(p.coll_call)}].push_back(rank);
+        if (p.in_collective) by_comm[p.coll_comm][{p.coll_seq, base_call(p.coll_call), p.coll_root}].push_back(rank);
     }
     for (const auto &[comm, groups] : by_comm) {
         if (groups.size() < 2) continue;
@@ -221,8 +224,10 @@ std::vector<std::string> diagnose(const HangReport &report) {
                            (name != names.end() ? name->second : "communicator #" + comm) + ": ";
         bool first = true;
         for (const auto &[key, ranks] : groups) {
+            const auto &[seq, call, root] = key;
             text += (first ? "" : "; ") + std::string(ranks.size() == 1 ? "rank " : "ranks ") + rank_list(ranks) +
-                    " in " + key.second + " (collective #" + std::to_string(key.first) + ")";
+                    " in " + call + (root >= 0 ? " root " + std::to_string(root) : "") + " (collective #" +
+                    std::to_string(seq) + ")";
             first = false;
         }
         lines.push_back(text);

@@ -607,7 +607,7 @@ std::vector<HangCollector::Target> JobSupervisor::hang_targets() const {
 void JobSupervisor::start_hang_report(std::string why, AfterReport then) {
     if (ending_) return;
     if (hang_running_) {  // one report at a time; a timeout meanwhile still ends the job after it
-        if (then != AfterReport::nothing) hang_then_ = then;
+        if (hang_then_ == AfterReport::nothing) hang_then_ = then;  // the first reason to end stands
         return;
     }
     hang_running_ = true;

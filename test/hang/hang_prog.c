@@ -1,7 +1,10 @@
 /* hang_prog MODE [marker=...]: MPI programs that hang in known ways, for
  * the hang doctor's tests (hang.sh). Two ranks.
  *   cycle       both ranks MPI_Recv from each other first (tag 0, 1 MPI_INT)
- *   mismatch    rank 0 in MPI_Barrier, rank 1 in MPI_Bcast on MPI_COMM_WORLD
+ *   mismatch    rank 0 in MPI_Barrier, rank 1 in MPI_Scatter (root 0) on
+ *               MPI_COMM_WORLD: both wait to receive (against a Bcast from
+ *               root 0 the Barrier is no hang in Axon: the Bcast receives the
+ *               Barrier's empty message and fails)
  *   exit        rank 1 exits (status 0, no MPI_Finalize); rank 0 MPI_Recv from it
  *   unexpected  rank 1 sends 3 messages tag 7 that rank 0 never receives, then
  *               waits in MPI_Recv tag 5; rank 0 waits in MPI_Recv tag 9
@@ -34,8 +37,9 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "cycle") == 0) {
     MPI_Recv(&value, 1, MPI_INT, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   } else if (strcmp(mode, "mismatch") == 0) {
+    int all[2];
     if (rank == 0) MPI_Barrier(MPI_COMM_WORLD);
-    else MPI_Bcast(&value, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    else MPI_Scatter(all, 1, MPI_INT, &value, 1, MPI_INT, 0, MPI_COMM_WORLD);
   } else if (strcmp(mode, "exit") == 0) {
     if (rank == 1) {
       fflush(stdout);
