@@ -199,7 +199,7 @@ const char* send_state(uint8_t state) {
   switch (state) {
     case kSendQueued: return "queued here (transport busy or connecting)";
     case kSendWaitAck: return "waiting for the receiver to match it (synchronous)";
-    case kSendWaitFin: return "waiting for the receiver to take the data (rendezvous)";
+    case kSendWaitFin: return "announced (rendezvous), waiting for the receiver to match it and take the data";
     case kSendWaitCts: return "waiting for the receiver to match it (rendezvous)";
     case kSendStreaming: return "sending fragments";
     case kSendEagerSent: return "sent";

@@ -8,6 +8,8 @@
  *   exit        rank 1 exits (status 0, no MPI_Finalize); rank 0 MPI_Recv from it
  *   unexpected  rank 1 sends 3 messages tag 7 that rank 0 never receives, then
  *               waits in MPI_Recv tag 5; rank 0 waits in MPI_Recv tag 9
+ *   wait        rank 0 waits (MPI_Wait) for an MPI_Isend of 1 MiB with tag 4
+ *               to rank 1, which waits in MPI_Recv for tag 5 from rank 0
  *   stall       rank 0 computes (sleeps) 4 s before it sends; rank 1 waits
  *               in MPI_Recv, then both finish ("received 42")
  */
@@ -15,12 +17,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
-/* sleep() returns early when a signal (the doctor's) interrupts it. */
-static void sleep_fully(unsigned seconds) {
-  while ((seconds = sleep(seconds)) > 0) {
-  }
+/* Sleeps until `seconds` have passed: a signal (the doctor's) ends a
+ * sleep early. */
+static void sleep_fully(double seconds) {
+  struct timespec now, nap = {0, 50 * 1000 * 1000};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  double end = now.tv_sec + now.tv_nsec * 1e-9 + seconds;
+  do {
+    nanosleep(&nap, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &now);
+  } while (now.tv_sec + now.tv_nsec * 1e-9 < end);
 }
 
 int main(int argc, char** argv) {
@@ -52,6 +61,15 @@ int main(int argc, char** argv) {
       MPI_Recv(&value, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else {
       MPI_Recv(&value, 1, MPI_INT, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+  } else if (strcmp(mode, "wait") == 0) {
+    static int big[1 << 18];
+    if (rank == 0) {
+      MPI_Request request;
+      MPI_Isend(big, 1 << 18, MPI_INT, 1, 4, MPI_COMM_WORLD, &request);
+      MPI_Wait(&request, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Recv(&value, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
   } else if (strcmp(mode, "stall") == 0) {
     if (rank == 0) {

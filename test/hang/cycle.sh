@@ -1,0 +1,34 @@
+#!/bin/bash
+# (a) Both ranks MPI_Recv from each other first; --timeout 3: the report
+# names each rank's call with its arguments and the cycle, then the job
+# ends as without the doctor (message, exit status 124).
+. "$AXON_SRCDIR/test/hang/lib.sh"
+
+run_mpirun --timeout 3 -np 2 "$prog" cycle marker=$marker
+expect_rc 124 "cycle under --timeout 3"
+expect_line "$work/err" '^mpirun: hang report \(the job ran longer than --timeout 3 s\):$' "report header"
+expect_in_block 0 '^mpirun: rank 0 \(pid [0-9]+\): in MPI_Recv\(source=1, tag=0, comm=MPI_COMM_WORLD size=2, count=1, datatype=MPI_INT\)$' "rank 0's call"
+expect_in_block 1 '^mpirun: rank 1 \(pid [0-9]+\): in MPI_Recv\(source=0, tag=0, comm=MPI_COMM_WORLD size=2, count=1, datatype=MPI_INT\)$' "rank 1's call"
+expect_in_block 0 '^mpirun:     receive from 1 tag 0 on MPI_COMM_WORLD \(up to 4 bytes\)$' "rank 0's posted receive"
+expect_in_block 1 '^mpirun:   unexpected messages: none$' "rank 1's unexpected messages"
+expect_in_block 1 '^mpirun:   collectives entered: none$' "rank 1's collectives"
+expect_line "$work/err" '^mpirun: diagnosis: deadlock: rank 0 waits for rank 1, rank 1 waits for rank 0 \(a cycle\)$' "the cycle"
+[[ $(count_reports) -eq 1 ]] || { show_output; fail "one report expected"; }
+expect_last_line "mpirun: the job ran longer than --timeout 3 s; ending it" "timeout message after the report"
+expect_no_orphans
+expect_clean_tmp
+
+# MPIEXEC_TIMEOUT names itself in the header.
+MPIEXEC_TIMEOUT=2 run_mpirun -np 2 "$prog" cycle marker=$marker
+expect_rc 124 "cycle under MPIEXEC_TIMEOUT=2"
+expect_line "$work/err" '^mpirun: hang report \(the job ran longer than MPIEXEC_TIMEOUT 2 s\):$' "MPIEXEC_TIMEOUT header"
+expect_line "$work/err" '^mpirun: diagnosis: deadlock: rank 0 waits for rank 1, rank 1 waits for rank 0 \(a cycle\)$' "the cycle (MPIEXEC_TIMEOUT)"
+
+# --no-hang-report: the timeout alone, as before the doctor.
+run_mpirun --no-hang-report --timeout 2 -np 2 "$prog" cycle marker=$marker
+expect_rc 124 "--no-hang-report"
+[[ "$(cat "$work/err")" == "mpirun: the job ran longer than --timeout 2 s; ending it" ]] ||
+    { show_output; fail "--no-hang-report: only the timeout message expected"; }
+expect_no_orphans
+expect_clean_tmp
+echo "hang cycle OK"
