@@ -11,6 +11,8 @@
 //                     -1 when not rooted), on the communicator of
 //                     collective context ID
 //   #name ID NAME     that communicator's name
+//   #finalize         blocked in MPI_Finalize (its barrier waits for every
+//                     rank that is not in MPI_Finalize too)
 #include "diag/hang.h"
 
 #include <fcntl.h>
@@ -183,6 +185,7 @@ void describe_blocked(const char* call, std::string& out) {
       if (blocked.type_name) out += ", " + type_text();
       break;
     case What::Other:
+      if (std::strcmp(call, "MPI_Finalize") == 0) waits += "#finalize\n";
       break;
   }
   out += ")";

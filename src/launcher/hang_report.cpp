@@ -112,6 +112,7 @@ struct Parsed {
     uint64_t coll_seq = 0;
     std::string coll_call;
     int coll_root = -1;
+    bool finalizing = false;
 };
 
 Parsed parse(const std::string &text, std::map<std::string, std::string> &names) {
@@ -129,6 +130,8 @@ Parsed parse(const std::string &text, std::map<std::string, std::string> &names)
         } else if (key == "#coll") {
             if (words >> parsed.coll_comm >> parsed.coll_seq >> parsed.coll_call) parsed.in_collective = true;
             if (!(words >> parsed.coll_root)) parsed.coll_root = -1;
+        } else if (key == "#finalize") {
+            parsed.finalizing = true;
         } else if (key == "#name") {
             std::string id, name;
             words >> id;
@@ -166,6 +169,17 @@ std::vector<std::string> diagnose(const HangReport &report) {
     std::map<uint32_t, Parsed> parsed;
     for (const auto &[rank, answer] : report.answers) {
         if (answer.state == RankAnswer::State::answered) parsed[rank] = parse(answer.text, names);
+    }
+
+    // A rank in MPI_Finalize waits (in its barrier) for every rank not there yet.
+    for (auto &[rank, p] : parsed) {
+        if (!p.finalizing) continue;
+        for (const auto &[other, q] : parsed) {
+            if (other != rank && !q.finalizing) p.waits.push_back(other);
+        }
+        for (const auto &[other, how] : report.exited) {
+            if (how.find("after MPI_Finalize") == std::string::npos) p.waits.push_back(other);
+        }
     }
 
     // Cycles in the wait-for graph: each rank of a cycle waits for the next,

@@ -24,6 +24,16 @@ expect_rc 124 "cycle under MPIEXEC_TIMEOUT=2"
 expect_line "$work/err" '^mpirun: hang report \(the job ran longer than MPIEXEC_TIMEOUT 2 s\):$' "MPIEXEC_TIMEOUT header"
 expect_line "$work/err" '^mpirun: diagnosis: deadlock: rank 0 waits for rank 1, rank 1 waits for rank 0 \(a cycle\)$' "the cycle (MPIEXEC_TIMEOUT)"
 
+# A rank in MPI_Finalize waits for the ranks not there yet: rank 1 waits in
+# MPI_Recv for rank 0, which went on to MPI_Finalize.
+run_mpirun --timeout 2 -np 2 "$prog" finalize marker=$marker
+expect_rc 124 "MPI_Finalize against MPI_Recv"
+expect_in_block 0 '^mpirun: rank 0 \(pid [0-9]+\): in MPI_Finalize\(\)$' "rank 0 in MPI_Finalize"
+expect_in_block 1 '^mpirun: rank 1 \(pid [0-9]+\): in MPI_Recv\(source=0, tag=2, ' "rank 1 in MPI_Recv"
+expect_line "$work/err" '^mpirun: diagnosis: deadlock: rank 0 waits for rank 1, rank 1 waits for rank 0 \(a cycle\)$' "the cycle through MPI_Finalize"
+expect_no_orphans
+expect_clean_tmp
+
 # --no-hang-report: the timeout alone, as before the doctor.
 run_mpirun --no-hang-report --timeout 2 -np 2 "$prog" cycle marker=$marker
 expect_rc 124 "--no-hang-report"

@@ -10,6 +10,8 @@
  *               waits in MPI_Recv tag 5; rank 0 waits in MPI_Recv tag 9
  *   wait        rank 0 waits (MPI_Wait) for an MPI_Isend of 1 MiB with tag 4
  *               to rank 1, which waits in MPI_Recv for tag 5 from rank 0
+ *   finalize    rank 0 goes on to MPI_Finalize while rank 1 waits in MPI_Recv
+ *               from it
  *   stall       rank 0 computes (sleeps) 4 s before it sends; rank 1 waits
  *               in MPI_Recv, then both finish ("received 42")
  */
@@ -71,6 +73,8 @@ int main(int argc, char** argv) {
     } else {
       MPI_Recv(&value, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
+  } else if (strcmp(mode, "finalize") == 0) {
+    if (rank == 1) MPI_Recv(&value, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   } else if (strcmp(mode, "stall") == 0) {
     if (rank == 0) {
       sleep_fully(4);
