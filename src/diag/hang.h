@@ -138,7 +138,8 @@ class BlockedIn {
 void comm_opened(uint32_t p2p_id, uint32_t coll_id, const std::string* name, int size);
 void comm_closed(uint32_t p2p_id);
 // A collective starts on the communicator whose collective context is
-// `coll_id`: returns its number there (1 for the first).
+// `coll_id`: returns its number there (1 for the first). No lock: MPI
+// forbids concurrent collectives on one communicator.
 uint64_t collective_entered(uint32_t coll_id, const char* call);
 // "MPI_COMM_WORLD", or "communicator #id" when not known.
 std::string comm_name(uint32_t context_id);
