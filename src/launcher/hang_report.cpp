@@ -158,7 +158,7 @@ std::string rank_list(const std::vector<uint32_t> &ranks) {
 }  // namespace
 
 bool worth_printing(const HangReport &report) {
-    if (!report.exited.empty()) return true;
+    // Exits alone are said by mpirun anyway: a report needs a rank with the doctor.
     return std::any_of(report.answers.begin(), report.answers.end(),
                        [](const auto &entry) { return entry.second.state != RankAnswer::State::not_mpi; });
 }

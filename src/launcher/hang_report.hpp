@@ -70,7 +70,7 @@ struct HangReport {
     std::function<std::string(uint32_t, int)> where;  // "rank 1 (pid 1234) on node2"
 };
 
-// Whether any rank can say anything (one armed the doctor, or exited).
+// Whether any rank can say anything (one armed the doctor: answered, or did not).
 bool worth_printing(const HangReport &report);
 // The diagnosis lines (without prefix): cycles, mismatches, exits, silences.
 std::vector<std::string> diagnose(const HangReport &report);
