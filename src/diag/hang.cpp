@@ -226,6 +226,7 @@ void answer() {
   {
     progress::Guard guard;
     pml::describe_matching(&out);
+    pml::describe_pending_sends(&out);
   }
   std::string counts;
   for (const CommEntry& c : comms) {

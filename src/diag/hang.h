@@ -164,6 +164,9 @@ namespace axon::pml {
 // receives and unexpected messages of every context, as text lines.
 // Caller holds the pml lock.
 void describe_matching(std::string* out);
+// Incomplete send requests (queued, waiting for the receiver's match, ack,
+// clear-to-send or read), the first few (src/pml/pml.cpp).
+void describe_pending_sends(std::string* out);
 // One request, e.g. "receive from 1 tag 9 on MPI_COMM_WORLD (4 bytes), incomplete";
 // `world_peer` gets the world rank it waits for (-1: none).
 std::string describe_request(const Request* r, int* world_peer);

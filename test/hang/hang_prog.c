@@ -10,6 +10,9 @@
  *               waits in MPI_Recv tag 5; rank 0 waits in MPI_Recv tag 9
  *   wait        rank 0 waits (MPI_Wait) for an MPI_Isend of 1 MiB with tag 4
  *               to rank 1, which waits in MPI_Recv for tag 5 from rank 0
+ *   isend       rank 0 leaves an MPI_Isend of 1 MiB with tag 4 pending and
+ *               waits in MPI_Recv tag 6 from rank 1, which waits in MPI_Recv
+ *               tag 5 from rank 0
  *   finalize    rank 0 goes on to MPI_Finalize while rank 1 waits in MPI_Recv
  *               from it
  *   stall       rank 0 computes (sleeps) 4 s before it sends; rank 1 waits
@@ -69,6 +72,16 @@ int main(int argc, char** argv) {
     if (rank == 0) {
       MPI_Request request;
       MPI_Isend(big, 1 << 18, MPI_INT, 1, 4, MPI_COMM_WORLD, &request);
+      MPI_Wait(&request, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Recv(&value, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+  } else if (strcmp(mode, "isend") == 0) {
+    static int big[1 << 18];
+    if (rank == 0) {
+      MPI_Request request;
+      MPI_Isend(big, 1 << 18, MPI_INT, 1, 4, MPI_COMM_WORLD, &request);
+      MPI_Recv(&value, 1, MPI_INT, 1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       MPI_Wait(&request, MPI_STATUS_IGNORE);
     } else {
       MPI_Recv(&value, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
