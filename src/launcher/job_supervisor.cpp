@@ -219,9 +219,7 @@ void JobSupervisor::on_signal(int signo, pid_t sender) {
         if (link_ && link_->reports_to_head()) {
             link_->ask_head_for_report(asking);
         } else if (asking >= 0) {
-            start_hang_report("rank " + std::to_string(asking) +
-                                  " made no progress for AXON_HANG_REPORT_AFTER seconds",
-                              AfterReport::nothing);
+            rank_asked_for_report(static_cast<uint32_t>(asking));
         } else {
             start_hang_report(label_ + " received SIGUSR1", AfterReport::nothing);
         }
@@ -623,6 +621,14 @@ void JobSupervisor::start_hang_report(std::string why, AfterReport then) {
     step_hang();
 }
 
+void JobSupervisor::rank_asked_for_report(uint32_t rank) {
+    // The ranks of one hang ask within a watchdog tick (200 ms) of each
+    // other: one report answers them all.
+    if (hang_running_ || (last_report_end_ && Clock::now() - *last_report_end_ < std::chrono::seconds(1))) return;
+    start_hang_report("rank " + std::to_string(rank) + " made no progress for AXON_HANG_REPORT_AFTER seconds",
+                      AfterReport::nothing);
+}
+
 void JobSupervisor::collect_hang_for_head() {
     hang_for_head_ = true;
     if (hang_local_pending_) return;  // the running collection answers
@@ -658,6 +664,7 @@ void JobSupervisor::step_hang() {
 void JobSupervisor::finish_hang_report() {
     hang_running_ = false;
     hang_deadline_.reset();
+    last_report_end_ = Clock::now();
     AfterReport then = hang_then_;
     hang_then_ = AfterReport::nothing;
     if (ending_) return;  // the job failed meanwhile: that message says it

@@ -132,6 +132,8 @@ public:
     enum class AfterReport { nothing, timeout, unfinalized };
     void start_hang_report(std::string why, AfterReport then);
     void remote_hang_answers(std::map<uint32_t, RankAnswer> answers);
+    // A rank made no progress for AXON_HANG_REPORT_AFTER seconds.
+    void rank_asked_for_report(uint32_t rank);
     // Daemon: mpirun asked; the answers go back through the link.
     void collect_hang_for_head();
     // How its own messages start ("mpirun", or "mpirun daemon on HOST").
@@ -212,6 +214,7 @@ private:
     std::string hang_why_;
     int hang_remote_pending_ = 0;  // daemons yet to answer
     std::optional<Clock::time_point> hang_deadline_;
+    std::optional<Clock::time_point> last_report_end_;
     std::map<uint32_t, RankAnswer> hang_answers_;
     std::map<uint32_t, std::string> exited_;  // ranks of the job gone, and how
 };

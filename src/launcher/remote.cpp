@@ -586,10 +586,12 @@ void RemoteNodes::handle(JobSupervisor &supervisor, Daemon &daemon, const wire::
         case wire::Type::hang_ask: {
             int rank = in.i32();
             if (in.failed()) break;
-            supervisor.start_hang_report(
-                rank >= 0 ? "rank " + std::to_string(rank) + " made no progress for AXON_HANG_REPORT_AFTER seconds"
-                          : "the daemon on " + daemon.host + " received SIGUSR1",
-                JobSupervisor::AfterReport::nothing);
+            if (rank >= 0) {
+                supervisor.rank_asked_for_report(static_cast<uint32_t>(rank));
+            } else {
+                supervisor.start_hang_report("the daemon on " + daemon.host + " received SIGUSR1",
+                                             JobSupervisor::AfterReport::nothing);
+            }
             break;
         }
         default:

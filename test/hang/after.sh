@@ -15,6 +15,16 @@ if grep -Eq '; ending (it|the job)$' "$work/err"; then show_output; fail "the jo
 expect_no_orphans
 expect_clean_tmp
 
+# Both ranks of a deadlock ask, at about the same time: one report for them,
+# then the timeout's.
+AXON_HANG_REPORT_AFTER=1 run_mpirun --timeout 4 -np 2 "$prog" cycle marker=$marker
+expect_rc 124 "a deadlock with AXON_HANG_REPORT_AFTER=1"
+[[ $(grep -c '^mpirun: hang report (rank [01] made no progress for AXON_HANG_REPORT_AFTER seconds):$' "$work/err") -eq 1 ]] ||
+    { show_output; fail "one report for the ranks' requests expected"; }
+[[ $(count_reports) -eq 2 ]] || { show_output; fail "two reports expected (the ranks', the timeout's)"; }
+expect_no_orphans
+expect_clean_tmp
+
 # Off by default: no report for the same stall.
 run_mpirun -np 2 "$prog" stall marker=$marker
 expect_rc 0 "a stall without AXON_HANG_REPORT_AFTER"
