@@ -18,6 +18,15 @@ expect_last_line "mpirun: the job ran longer than --timeout 3 s; ending it" "tim
 expect_no_orphans
 expect_clean_tmp
 
+# Three ranks, each waiting for the next: one cycle through all three.
+run_mpirun --timeout 2 -np 3 "$prog" cycle marker=$marker
+expect_rc 124 "a cycle of three"
+expect_in_block 2 '^mpirun: rank 2 \(pid [0-9]+\): in MPI_Recv\(source=0, tag=0, comm=MPI_COMM_WORLD size=3, count=1, datatype=MPI_INT\)$' "rank 2's call"
+expect_line "$work/err" '^mpirun: diagnosis: deadlock: rank 0 waits for rank 1, rank 1 waits for rank 2, rank 2 waits for rank 0 \(a cycle\)$' "the cycle of three"
+[[ $(grep -c 'diagnosis: deadlock' "$work/err") -eq 1 ]] || { show_output; fail "one cycle expected"; }
+expect_no_orphans
+expect_clean_tmp
+
 # MPIEXEC_TIMEOUT names itself in the header.
 MPIEXEC_TIMEOUT=2 run_mpirun -np 2 "$prog" cycle marker=$marker
 expect_rc 124 "cycle under MPIEXEC_TIMEOUT=2"

@@ -1,6 +1,8 @@
 /* hang_prog MODE [marker=...]: MPI programs that hang in known ways, for
- * the hang doctor's tests (hang.sh). Two ranks.
- *   cycle       both ranks MPI_Recv from each other first (tag 0, 1 MPI_INT)
+ * the hang doctor's tests (the scripts of test/hang). Two ranks (cycle: any
+ * number).
+ *   cycle       every rank MPI_Recv from the next first (tag 0, 1 MPI_INT):
+ *               with two, both ranks from each other
  *   mismatch    rank 0 in MPI_Barrier, rank 1 in MPI_Scatter (root 0) on
  *               MPI_COMM_WORLD: both wait to receive (against a Bcast from
  *               root 0 the Barrier is no hang in Axon: the Bcast receives the
@@ -43,13 +45,12 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const char* mode = argc > 1 ? argv[1] : "cycle";
-  if (size != 2) {
+  if (size != 2 && !(strcmp(mode, "cycle") == 0 && size > 2)) {
     fprintf(stderr, "hang_prog: needs 2 ranks\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
-  int peer = 1 - rank;
   if (strcmp(mode, "cycle") == 0) {
-    MPI_Recv(&value, 1, MPI_INT, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Recv(&value, 1, MPI_INT, (rank + 1) % size, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   } else if (strcmp(mode, "mismatch") == 0) {
     int all[2];
     if (rank == 0) MPI_Barrier(MPI_COMM_WORLD);
