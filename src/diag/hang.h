@@ -69,11 +69,9 @@ class BlockedIn {
  public:
   BlockedIn(const char* call, What what, const pml::Context* ctx) : outer_(blocked.call.load(std::memory_order_relaxed) == nullptr) {
     if (!outer_) return;
+    // Only the fields `what` reads are set (by p2p(), waits(), collective()).
     blocked.what = what;
     blocked.ctx = ctx;
-    blocked.requests = nullptr;
-    blocked.nrequests = 0;
-    blocked.type_name = nullptr;
     blocked.entered.store(blocked.entered.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     call_ = call;
   }

@@ -47,6 +47,10 @@ int blocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype
   AXON_COMM_OR_RAISE(c, comm, fn);
   Datatype* type = nullptr;
   AXON_TRY(c, fn, validate_send(c, buf, count, datatype, dest, tag, &type));
+  // A message that goes out at once never blocks: the hang doctor records
+  // only the sends that may wait (pml::send tries the same first).
+  if (mode != pml::SendMode::Synchronous && pml::try_send_now(buf, count, type, dest, tag, &c->p2p))
+    return MPI_SUCCESS;
   diag::hang::BlockedIn blocked(fn, diag::hang::What::Send, &c->p2p);
   blocked.p2p(dest, tag, count, type->name).arm();
   AXON_TRY(c, fn, pml::send(buf, count, type, dest, tag, &c->p2p, mode));
