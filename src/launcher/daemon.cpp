@@ -113,6 +113,12 @@ public:
     void report_abort(uint32_t rank, int pid, const AbortRequest &request) override {
         channel_.send(wire::Type::abort, wire::Writer().u32(rank).i32(pid).i32(request.status).str(request.message));
     }
+    void send_hang_answers(const std::map<uint32_t, RankAnswer> &answers) override {
+        wire::Writer payload;
+        write_answers(payload, answers);
+        channel_.send(wire::Type::hang_answers, payload);
+    }
+    void ask_head_for_report(int rank) override { channel_.send(wire::Type::hang_ask, wire::Writer().i32(rank)); }
     OutputStream::Sink output_sink() override {
         return [this](uint32_t rank, bool is_stderr, const char *data, size_t size) {
             channel_.send(wire::Type::output, wire::Writer().u32(rank).u8(is_stderr ? 2 : 1).bytes(data, size));
@@ -157,6 +163,9 @@ private:
             }
             case wire::Type::kill:
                 supervisor.kill_requested(false);
+                break;
+            case wire::Type::hang_request:
+                supervisor.collect_hang_for_head();
                 break;
             default:
                 break;

@@ -33,6 +33,17 @@ constexpr auto drain_after_exit = std::chrono::seconds(2);  // output of exited 
 
 int exit_status_of_exec_failure(int failure) { return failure == ENOENT ? 127 : 126; }
 
+// How a rank ended, for the hang report ("exited with status 0 without calling MPI_Finalize").
+std::string exit_text(int wait_status, int exec_errno, bool connected, bool finalized) {
+    if (exec_errno != 0) return std::string("could not be started: ") + std::strerror(exec_errno);
+    if (WIFSIGNALED(wait_status))
+        return "was killed by signal " + std::to_string(WTERMSIG(wait_status)) + " (" + strsignal(WTERMSIG(wait_status)) +
+               ")";
+    std::string text = "exited with status " + std::to_string(WEXITSTATUS(wait_status));
+    if (finalized) return text + " after MPI_Finalize";
+    return connected ? text + " without calling MPI_Finalize" : text;
+}
+
 }  // namespace
 
 JobSupervisor::JobSupervisor(PmixHost &host, const JobMap &map, uint32_t node, const Topology &topology,
@@ -136,6 +147,10 @@ void JobSupervisor::launch(const LaunchPlan &plan) {
             end_job(1);
             return;
         }
+        // The hang doctor (src/diag/hang.h): where a rank answers, and whom it
+        // asks for a report (this process: mpirun, or the node's daemon).
+        if (!plan.tmpdir.empty()) env_set(request.env, "AXON_HANG_DIR", plan.tmpdir);
+        env_set(request.env, "AXON_LAUNCHER_PID", std::to_string(getpid()));
         // Hydra's names; programs such as OSU's benchmarks read them to pick a GPU.
         env_set(request.env, "MPI_LOCALRANKID", std::to_string(placement.local_rank));
         env_set(request.env, "MPI_LOCALNRANKS", std::to_string(local_size));
@@ -195,8 +210,22 @@ void JobSupervisor::end_job(int exit_status) {
     kill_deadline_ = Clock::now() + kill_grace;
 }
 
-void JobSupervisor::on_signal(int signo) {
-    if (signo == SIGUSR1 || signo == SIGUSR2) {  // passed on, the job goes on
+void JobSupervisor::on_signal(int signo, pid_t sender) {
+    if (signo == SIGUSR1) {  // a hang report; the job goes on
+        int asking = -1;     // a local rank of the job (AXON_HANG_REPORT_AFTER), or someone else
+        for (const auto &rank : ranks_) {
+            if (rank.running && rank.job == 0 && rank.process.pid == sender) asking = static_cast<int>(rank.rank);
+        }
+        if (link_ && link_->reports_to_head()) {
+            link_->ask_head_for_report(asking);
+        } else if (asking >= 0) {
+            rank_asked_for_report(static_cast<uint32_t>(asking));
+        } else {
+            start_hang_report(label_ + " received SIGUSR1", AfterReport::nothing);
+        }
+        return;
+    }
+    if (signo == SIGUSR2) {  // passed on, the job goes on
         signal_running(signo);
         return;
     }
@@ -272,6 +301,7 @@ void JobSupervisor::on_exit(Rank &rank, int wait_status) {
         return;
     }
     const bool connected = host_.connected(rank.rank), finalized = host_.finalized(rank.rank);
+    exited_[rank.rank] = exit_text(wait_status, failure, connected, finalized);
     if (link_ && link_->reports_to_head()) {
         link_->report_exit(rank.rank, pid, wait_status, failure, connected, finalized);
         return;
@@ -281,6 +311,7 @@ void JobSupervisor::on_exit(Rank &rank, int wait_status) {
 
 void JobSupervisor::remote_exit(uint32_t rank, const std::string &host, int pid, int wait_status, int exec_errno,
                                 bool connected, bool finalized) {
+    exited_[rank] = exit_text(wait_status, exec_errno, connected, finalized);
     judge_exit(rank, "rank " + std::to_string(rank) + " (pid " + std::to_string(pid) + ") on " + host, wait_status,
                exec_errno, connected, finalized);
 }
@@ -323,19 +354,22 @@ void JobSupervisor::check_deadlines(Clock::time_point now) {
     if (job_deadline_ && now >= *job_deadline_) {
         job_deadline_.reset();
         if (!ending_) {
-            std::fprintf(stderr, "mpirun: the job ran longer than %s %d s; ending it\n", timeout_origin_.c_str(),
-                         timeout_seconds_);
-            end_job(124);
+            // The report first (what the ranks are stuck in), then the end as before.
+            if (plan_.hang_report_on_timeout) {
+                start_hang_report("the job ran longer than " + timeout_origin_ + " " +
+                                      std::to_string(timeout_seconds_) + " s",
+                                  AfterReport::timeout);
+            } else {
+                end_after_report(AfterReport::timeout);
+            }
         }
     }
     if (finalize_grace_deadline_ && now >= *finalize_grace_deadline_) {
         finalize_grace_deadline_.reset();
         if (!ending_ && (any_running() || (link_ && link_->active())) && !unfinalized_.empty()) {
-            std::fprintf(stderr,
-                         "mpirun: %s exited without calling MPI_Finalize while other ranks kept "
-                         "running; ending the job\n",
-                         unfinalized_where_.front().c_str());
-            end_job(1);
+            // The others most likely wait for it: say in what.
+            start_hang_report(unfinalized_where_.front() + " exited without calling MPI_Finalize",
+                              AfterReport::unfinalized);
         }
     }
     if (kill_deadline_ && now >= *kill_deadline_) {
@@ -359,8 +393,10 @@ bool JobSupervisor::streams_open() const {
 int JobSupervisor::poll_timeout_ms(Clock::time_point now) const {
     std::optional<Clock::time_point> next;
     std::optional<Clock::time_point> link_deadline = link_ ? link_->deadline() : std::nullopt;
+    std::optional<Clock::time_point> hang_look = hang_collector_.next_look();
+    if (hang_running_ && (!hang_look || (hang_deadline_ && *hang_deadline_ < *hang_look))) hang_look = hang_deadline_;
     for (const auto &deadline :
-         {job_deadline_, kill_deadline_, finalize_grace_deadline_, drain_deadline_, link_deadline}) {
+         {job_deadline_, kill_deadline_, finalize_grace_deadline_, drain_deadline_, link_deadline, hang_look}) {
         if (deadline && (!next || *deadline < *next)) next = deadline;
     }
     if (!next) return -1;
@@ -371,7 +407,7 @@ int JobSupervisor::poll_timeout_ms(Clock::time_point now) const {
 void JobSupervisor::read_signals() {
     signalfd_siginfo info;
     while (read(signal_fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
-        if (info.ssi_signo != SIGCHLD) on_signal(static_cast<int>(info.ssi_signo));
+        if (info.ssi_signo != SIGCHLD) on_signal(static_cast<int>(info.ssi_signo), static_cast<pid_t>(info.ssi_pid));
     }
 }
 
@@ -544,6 +580,7 @@ int JobSupervisor::run() {
             if (!ours && link_) link_->on_child_exit(*this, exited, status);
         }
         check_deadlines(Clock::now());
+        step_hang();
     }
 
     if (!ending_ && !unfinalized_.empty()) {
@@ -553,6 +590,116 @@ int JobSupervisor::run() {
                      unfinalized_.size() == 1 ? "" : "s", list.c_str());
     }
     return ending_ ? exit_status_ : 0;
+}
+
+// ---- the hang doctor (hang_report.hpp) ------------------------------------------
+
+std::vector<HangCollector::Target> JobSupervisor::hang_targets() const {
+    std::vector<HangCollector::Target> targets;
+    for (const auto &rank : ranks_) {
+        if (rank.running && rank.job == 0) targets.push_back({rank.rank, rank.process.pid});
+    }
+    return targets;
+}
+
+void JobSupervisor::start_hang_report(std::string why, AfterReport then) {
+    if (ending_) return;
+    if (hang_running_) {  // one report at a time; a timeout meanwhile still ends the job after it
+        if (hang_then_ == AfterReport::nothing) hang_then_ = then;  // the first reason to end stands
+        return;
+    }
+    hang_running_ = true;
+    hang_why_ = std::move(why);
+    hang_then_ = then;
+    hang_answers_.clear();
+    // Ranks answer within milliseconds unless stopped or stuck outside the
+    // progress loop; the daemons' answers get one more second to arrive.
+    hang_collector_.start(plan_.tmpdir, hang_targets(), std::chrono::seconds(1));
+    hang_local_pending_ = true;
+    hang_remote_pending_ = link_ ? link_->ask_hang() : 0;
+    hang_deadline_ = Clock::now() + std::chrono::seconds(2);
+    step_hang();
+}
+
+void JobSupervisor::rank_asked_for_report(uint32_t rank) {
+    // The ranks of one hang ask within a watchdog tick (200 ms) of each
+    // other: one report answers them all.
+    if (hang_running_ || (last_report_end_ && Clock::now() - *last_report_end_ < std::chrono::seconds(1))) return;
+    start_hang_report("rank " + std::to_string(rank) + " made no progress for AXON_HANG_REPORT_AFTER seconds",
+                      AfterReport::nothing);
+}
+
+void JobSupervisor::collect_hang_for_head() {
+    hang_for_head_ = true;
+    if (hang_local_pending_) return;  // the running collection answers
+    hang_collector_.start(plan_.tmpdir, hang_targets(), std::chrono::seconds(1));
+    hang_local_pending_ = true;
+    step_hang();
+}
+
+void JobSupervisor::remote_hang_answers(std::map<uint32_t, RankAnswer> answers) {
+    if (!hang_running_) return;  // late: the report went out without them
+    for (auto &[rank, answer] : answers) hang_answers_[rank] = std::move(answer);
+    --hang_remote_pending_;
+    step_hang();
+}
+
+void JobSupervisor::step_hang() {
+    if (hang_local_pending_ && hang_collector_.poll()) {
+        hang_local_pending_ = false;
+        std::map<uint32_t, RankAnswer> answers = hang_collector_.take();
+        if (hang_for_head_ && link_) {
+            hang_for_head_ = false;
+            link_->send_hang_answers(answers);
+        } else {
+            for (auto &[rank, answer] : answers) hang_answers_[rank] = std::move(answer);
+        }
+    }
+    if (hang_running_ && !hang_local_pending_ &&
+        (hang_remote_pending_ <= 0 || (hang_deadline_ && Clock::now() >= *hang_deadline_))) {
+        finish_hang_report();
+    }
+}
+
+void JobSupervisor::finish_hang_report() {
+    hang_running_ = false;
+    hang_deadline_.reset();
+    last_report_end_ = Clock::now();
+    AfterReport then = hang_then_;
+    hang_then_ = AfterReport::nothing;
+    if (ending_) return;  // the job failed meanwhile: that message says it
+    HangReport report;
+    report.why = hang_why_;
+    report.size = map_.size();
+    report.exited = exited_;
+    report.answers = std::move(hang_answers_);
+    hang_answers_.clear();
+    for (uint32_t rank = 0; rank < map_.size(); ++rank) {
+        if (report.exited.count(rank)) {
+            report.answers.erase(rank);
+        } else if (!report.answers.count(rank)) {
+            report.answers[rank] = RankAnswer{};  // its node did not answer in time
+        }
+    }
+    report.where = [this](uint32_t rank, int pid) { return pid > 0 ? where(rank, pid) : "rank " + std::to_string(rank); };
+    if (worth_printing(report)) print_report(report, stderr);
+    end_after_report(then);
+}
+
+void JobSupervisor::end_after_report(AfterReport then) {
+    if (ending_) return;
+    if (then == AfterReport::timeout) {
+        std::fprintf(stderr, "mpirun: the job ran longer than %s %d s; ending it\n", timeout_origin_.c_str(),
+                     timeout_seconds_);
+        end_job(124);
+    } else if (then == AfterReport::unfinalized && !unfinalized_.empty() &&
+               (any_running() || (link_ && link_->active()))) {
+        std::fprintf(stderr,
+                     "mpirun: %s exited without calling MPI_Finalize while other ranks kept "
+                     "running; ending the job\n",
+                     unfinalized_where_.front().c_str());
+        end_job(1);
+    }
 }
 
 }  // namespace axon::launcher

@@ -16,6 +16,7 @@
 //   mpirun's own errors (bad options, set-up) .... 1
 #pragma once
 
+#include "launcher/hang_report.hpp"
 #include "launcher/io_forward.hpp"
 #include "launcher/job_map.hpp"
 #include "launcher/pmix_host.hpp"
@@ -24,6 +25,7 @@
 #include <poll.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,6 +51,7 @@ struct LaunchPlan {
     Tagging tagging;
     int timeout_seconds = 0;           // 0: none
     std::string timeout_origin;        // what set it (--timeout, MPIEXEC_TIMEOUT)
+    bool hang_report_on_timeout = true;  // --no-hang-report: off
     bool forward_stdin = true;
     const sigset_t *rank_signal_mask = nullptr;
     const rlimit *rank_open_files_limit = nullptr;
@@ -85,6 +88,12 @@ public:
     virtual void report_exit(uint32_t, int, int, int, bool, bool) {}
     virtual void report_abort(uint32_t, int, const AbortRequest &) {}
     virtual OutputStream::Sink output_sink() { return nullptr; }
+    // The hang doctor (hang_report.hpp). mpirun side: asks every daemon for
+    // its ranks' answers; returns how many will answer.
+    virtual int ask_hang() { return 0; }
+    // Daemon side: the answers of this node's ranks; a local rank asking for a report.
+    virtual void send_hang_answers(const std::map<uint32_t, RankAnswer> &) {}
+    virtual void ask_head_for_report(int) {}
 };
 
 class JobSupervisor {
@@ -117,6 +126,16 @@ public:
     // Daemon side: mpirun ended the job, or vanished (then no grace).
     void kill_requested(bool at_once);
     void forward_to_ranks(int signo) { signal_running(signo); }
+    // The hang doctor. mpirun: asks every node and prints the report when the
+    // answers are in, then ends the job as `then` says (124 after --timeout,
+    // 1 after a rank left without MPI_Finalize).
+    enum class AfterReport { nothing, timeout, unfinalized };
+    void start_hang_report(std::string why, AfterReport then);
+    void remote_hang_answers(std::map<uint32_t, RankAnswer> answers);
+    // A rank made no progress for AXON_HANG_REPORT_AFTER seconds.
+    void rank_asked_for_report(uint32_t rank);
+    // Daemon: mpirun asked; the answers go back through the link.
+    void collect_hang_for_head();
     // How its own messages start ("mpirun", or "mpirun daemon on HOST").
     void set_label(std::string label) { label_ = std::move(label); }
 
@@ -139,7 +158,12 @@ private:
     void end_job(int exit_status);
     void signal_running(int signo);
     void kill_all_groups();
-    void on_signal(int signo);
+    void on_signal(int signo, pid_t sender);
+    // The hang doctor's collection, each loop round.
+    void step_hang();
+    void finish_hang_report();
+    void end_after_report(AfterReport then);
+    std::vector<HangCollector::Target> hang_targets() const;
     void on_abort(const AbortRequest &request);
     void on_exit(Rank &rank, int wait_status);
     void judge_exit(uint32_t rank, const std::string &where, int wait_status, int exec_errno, bool connected,
@@ -180,6 +204,19 @@ private:
     std::optional<Clock::time_point> kill_deadline_;
     std::optional<Clock::time_point> finalize_grace_deadline_;
     std::optional<Clock::time_point> drain_deadline_;
+
+    // The hang doctor (hang_report.hpp).
+    HangCollector hang_collector_;
+    bool hang_for_head_ = false;   // daemon: the collection answers mpirun
+    bool hang_running_ = false;    // mpirun: a report is being collected
+    AfterReport hang_then_ = AfterReport::nothing;
+    bool hang_local_pending_ = false;  // this node's collection is running
+    std::string hang_why_;
+    int hang_remote_pending_ = 0;  // daemons yet to answer
+    std::optional<Clock::time_point> hang_deadline_;
+    std::optional<Clock::time_point> last_report_end_;
+    std::map<uint32_t, RankAnswer> hang_answers_;
+    std::map<uint32_t, std::string> exited_;  // ranks of the job gone, and how
 };
 
 }  // namespace axon::launcher

@@ -204,6 +204,7 @@ int run_job(const LaunchOptions &options) {
     plan.tagging.hydra = options.hydra_tags;
     plan.timeout_seconds = options.timeout_seconds;
     plan.timeout_origin = options.timeout_origin;
+    plan.hang_report_on_timeout = options.hang_report_on_timeout;
     plan.output_dir = options.output_dir;
     plan.output_copy = options.output_copy;
     plan.output_jobid = options.output_jobid;

@@ -334,6 +334,19 @@ Result Parser::option(Source &source, const std::string &word, ContextState &con
     } else if (name == "timeout") {
         int seconds = positive("--timeout needs a positive number of seconds");
         if (!failed && take_global(source, "timeout")) options_.timeout_seconds = seconds;
+    } else if (name == "no-hang-report") {
+        if (flag()) options_.hang_report_on_timeout = false;
+    } else if (name == "report" || name == "report-file") {
+        // The library's end-of-run report (AXON_REPORT, AXON_REPORT_FILE), in every rank.
+        std::string text = value();
+        if (failed) return outcome();
+        if (text.empty()) {
+            error(source, "--" + name + " needs a value");
+            return Result::exit_failure;
+        }
+        if (!take_global(source, name)) return Result::next;
+        if (name == "report-file") text = absolute_path(text, options_.cwd);
+        set_variable(global_explicit_env_, name == "report" ? "AXON_REPORT" : "AXON_REPORT_FILE", text);
 
     // ---- other nodes ----
     } else if (name == "launch-agent" || name == "launcher-exec") {

@@ -62,6 +62,7 @@ struct LaunchOptions {
     bool oversubscribe = false;               // accepted; oversubscription is always allowed
     int timeout_seconds = 0;                  // 0: no limit
     std::string timeout_origin = "--timeout"; // or MPIEXEC_TIMEOUT: named in the message
+    bool hang_report_on_timeout = true;       // --no-hang-report: the timeout prints no hang report
     std::vector<HostSlots> hosts;             // -f / --hostfile / -hosts; empty: Slurm, -H, or this node
     std::string output_dir;                   // --output-filename DIR (absolute); empty: none
     bool output_copy = true;                  // also to mpirun's stdout/stderr (DIR:nocopy: not)

@@ -578,6 +578,22 @@ void RemoteNodes::handle(JobSupervisor &supervisor, Daemon &daemon, const wire::
         case wire::Type::done:
             daemon.done = true;
             break;
+        case wire::Type::hang_answers: {
+            std::map<uint32_t, RankAnswer> answers;
+            if (read_answers(in, answers)) supervisor.remote_hang_answers(std::move(answers));
+            break;
+        }
+        case wire::Type::hang_ask: {
+            int rank = in.i32();
+            if (in.failed()) break;
+            if (rank >= 0) {
+                supervisor.rank_asked_for_report(static_cast<uint32_t>(rank));
+            } else {
+                supervisor.start_hang_report("the daemon on " + daemon.host + " received SIGUSR1",
+                                             JobSupervisor::AfterReport::nothing);
+            }
+            break;
+        }
         default:
             lost(supervisor, daemon, "protocol error from");
             break;
@@ -635,6 +651,16 @@ void RemoteNodes::on_child_exit(JobSupervisor &supervisor, pid_t pid, int wait_s
 
 void RemoteNodes::forward_signal(int signo) {
     for (auto &daemon : daemons_) daemon.channel.send(wire::Type::signal, wire::Writer().i32(signo));
+}
+
+int RemoteNodes::ask_hang() {
+    int asked = 0;
+    for (auto &daemon : daemons_) {
+        if (daemon.done || !daemon.channel.open()) continue;
+        daemon.channel.send(wire::Type::hang_request, wire::Writer());
+        ++asked;
+    }
+    return asked;
 }
 
 void RemoteNodes::end_job() {

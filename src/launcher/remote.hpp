@@ -78,6 +78,7 @@ public:
     void on_child_exit(JobSupervisor &supervisor, pid_t pid, int wait_status) override;
     void forward_signal(int signo) override;
     void end_job() override;
+    int ask_hang() override;
     bool active() override;
     std::optional<std::chrono::steady_clock::time_point> deadline() const override { return give_up_; }
 

@@ -34,6 +34,9 @@ enum class Type : uint8_t {
     signal,        // h->d: forward this signal to the local ranks
     kill,          // h->d: end the job (SIGTERM, SIGKILL after the grace)
     welcome,       // h->d: the HELLO was accepted (the daemon found mpirun, not some other listener)
+    hang_request,  // h->d: ask the local ranks for their hang-doctor state (hang_report.hpp)
+    hang_answers,  // d->h: the local ranks' answers (write_answers)
+    hang_ask,      // d->h: local rank (i32) asked for a hang report (AXON_HANG_REPORT_AFTER)
 };
 
 class Writer {

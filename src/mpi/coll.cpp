@@ -10,6 +10,7 @@
 #include "accel/accel.h"
 #include "accel/kernels.h"
 #include "coll/coll.h"
+#include "diag/hang.h"
 #include "mpi/api.h"
 #include "mpi/communicator.h"
 #include "mpi/report.h"
@@ -36,11 +37,25 @@ coll::CommState* state_of(Comm* c) {
 // during it defers the deallocation).
 void release_comm(pml::Request* r) { --static_cast<Comm*>(r->comm)->pending; }
 
+bool rooted(coll::Kind kind) {
+  using K = coll::Kind;
+  return kind == K::bcast || kind == K::gather || kind == K::gatherv || kind == K::scatter || kind == K::scatterv ||
+         kind == K::reduce;
+}
+
 // The checked call to src/coll (which also stages GPU buffers through host
-// copies, src/coll/device_staging.cpp).
+// copies, src/coll/device_staging.cpp). Every collective started counts on
+// its communicator (the hang doctor compares the ranks' counts; persistent
+// collectives are not counted); a blocking one is recorded as the call
+// the rank is blocked in.
 int submit(Comm* c, const char* fn, const coll::Args& args, Call call) {
   int rc;
+  uint64_t seq = call.mode == Mode::Persistent ? 0 : diag::hang::collective_entered(c->coll.id, fn);
   if (call.mode == Mode::Blocking) {
+    diag::hang::BlockedIn blocked(fn, diag::hang::What::Collective, &c->coll);
+    const Datatype* type = args.kind == coll::Kind::barrier ? nullptr : args.recvtype ? args.recvtype : args.sendtype;
+    MPI_Count count = args.recvtype ? args.recvcount : args.sendcount;
+    blocked.collective(rooted(args.kind) ? args.root : -1, count, type ? type->name : nullptr, seq).arm();
     rc = coll::run(state_of(c), args);
     return rc == MPI_SUCCESS ? rc : raise(c, rc, fn);
   }

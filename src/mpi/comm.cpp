@@ -3,6 +3,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "diag/hang.h"
 #include "mpi/api.h"
 #include "mpi/communicator.h"
 #include "rte/rte.h"
@@ -39,17 +40,20 @@ void comms_init() {
   world.errhandler = errhandler_from_handle(MPI_ERRORS_ARE_FATAL);
   pml::context_open(&world.p2p, kWorldP2p, job.rank, all);
   pml::context_open(&world.coll, kWorldColl, job.rank, all);
+  diag::hang::comm_opened(kWorldP2p, kWorldColl, &world.name, world.size());
   self.predefined = true;
   self.handle = MPI_COMM_SELF;
   self.name = "MPI_COMM_SELF";
   self.errhandler = errhandler_from_handle(MPI_ERRORS_ARE_FATAL);
   pml::context_open(&self.p2p, kSelfP2p, 0, {job.rank});
   pml::context_open(&self.coll, kSelfColl, 0, {job.rank});
+  diag::hang::comm_opened(kSelfP2p, kSelfColl, &self.name, self.size());
 }
 
 void comms_finalize() {
   comms_reap_all();
   for (Comm* c : {&world, &self}) {
+    diag::hang::comm_closed(c->p2p.id);
     pml::context_close(&c->p2p);
     pml::context_close(&c->coll);
     c->p2p.world_of.clear();

@@ -12,6 +12,7 @@
 
 #include "accel/accel.h"
 #include "coll/coll.h"
+#include "diag/hang.h"
 #include "mpi/api.h"
 #include "mpi/attributes.h"
 #include "mpi/bsend.h"
@@ -81,6 +82,7 @@ void comm_open_intra(Comm* c, int pair, int rank, std::vector<int> world) {
   c->context_pair = pair;
   pml::context_open(&c->coll, static_cast<uint32_t>(2 * pair + 1), rank, world);
   pml::context_open(&c->p2p, static_cast<uint32_t>(2 * pair), rank, std::move(world));
+  diag::hang::comm_opened(c->p2p.id, c->coll.id, &c->name, c->size());
 }
 
 void comm_open_inter(Comm* c, int pair, int local_pair, int rank, std::vector<int> local_world,
@@ -91,9 +93,11 @@ void comm_open_inter(Comm* c, int pair, int local_pair, int rank, std::vector<in
   pml::context_open(&c->local, static_cast<uint32_t>(2 * local_pair + 1), rank, std::move(local_world));
   pml::context_open(&c->coll, static_cast<uint32_t>(2 * pair + 1), rank, remote_world);
   pml::context_open(&c->p2p, static_cast<uint32_t>(2 * pair), rank, std::move(remote_world));
+  diag::hang::comm_opened(c->p2p.id, c->coll.id, &c->name, c->size());
 }
 
 void comm_destroy(Comm* c) {
+  if (c->p2p.queues) diag::hang::comm_closed(c->p2p.id);
   coll_comm_destroy(c);
   comm_buffer_destroy(c);
   if (c->p2p.queues) pml::context_close(&c->p2p);

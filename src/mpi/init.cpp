@@ -16,6 +16,7 @@
 #include "base/param.h"
 #include "btl/btl.h"
 #include "coll/coll.h"
+#include "diag/hang.h"
 #include "mpi/api.h"
 #include "mpi/attributes.h"
 #include "mpi/bsend.h"
@@ -66,7 +67,12 @@ void runtime_stop(bool world_ends) {
   buffered_sends_flush();
   report_write();  // AXON_REPORT: while every transport is open
   // Every rank must be done with shared memory before anyone unmaps it.
-  coll::barrier(&comm_world()->coll);
+  {
+    diag::hang::BlockedIn blocked("MPI_Finalize", diag::hang::What::Other, &comm_world()->coll);
+    blocked.arm();
+    coll::barrier(&comm_world()->coll);
+  }
+  diag::hang::finalize();
   comms_finalize();
   osc::finalize();  // the RMA progress agent stops before the transports close
   btl::finalize();
@@ -112,6 +118,7 @@ void runtime_acquire(int thread_level_required) {
     rte::abort_job(1, "MPI start-up failed");
   }
   comms_init();
+  diag::hang::init(rte::job().rank);
   // Typos in AXON_* variables: rank 0 names them (every rank has the same
   // environment under mpirun), once per process.
   if (rte::job().rank == 0) warn_unknown_variables();

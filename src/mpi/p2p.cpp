@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "diag/hang.h"
 #include "mpi/api.h"
 #include "mpi/bsend.h"
 
@@ -46,6 +47,12 @@ int blocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype
   AXON_COMM_OR_RAISE(c, comm, fn);
   Datatype* type = nullptr;
   AXON_TRY(c, fn, validate_send(c, buf, count, datatype, dest, tag, &type));
+  // A message that goes out at once never blocks: the hang doctor records
+  // only the sends that may wait (pml::send tries the same first).
+  if (mode != pml::SendMode::Synchronous && pml::try_send_now(buf, count, type, dest, tag, &c->p2p))
+    return MPI_SUCCESS;
+  diag::hang::BlockedIn blocked(fn, diag::hang::What::Send, &c->p2p);
+  blocked.p2p(dest, tag, count, type->name).arm();
   AXON_TRY(c, fn, pml::send(buf, count, type, dest, tag, &c->p2p, mode));
   return MPI_SUCCESS;
 }
@@ -75,6 +82,8 @@ int recv_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype datatype,
   AXON_COMM_OR_RAISE(c, comm, fn);
   Datatype* type = nullptr;
   AXON_TRY(c, fn, validate_recv(c, buf, count, datatype, source, tag, &type));
+  diag::hang::BlockedIn blocked(fn, diag::hang::What::Recv, &c->p2p);
+  blocked.p2p(source, tag, count, type->name).arm();
   pml::Request r;
   int rc = pml::recv(buf, count, type, source, tag, &c->p2p, &r);
   status_from_request(status, &r);
@@ -102,6 +111,8 @@ int sendrecv_impl(const char* fn, const void* sendbuf, MPI_Count sendcount, MPI_
   Datatype *stype = nullptr, *rtype = nullptr;
   AXON_TRY(c, fn, validate_send(c, sendbuf, sendcount, sendtype, dest, sendtag, &stype));
   AXON_TRY(c, fn, validate_recv(c, recvbuf, recvcount, recvtype, source, recvtag, &rtype));
+  diag::hang::BlockedIn blocked(fn, diag::hang::What::Sendrecv, &c->p2p);
+  blocked.p2p(dest, sendtag, recvcount, rtype->name).second(source, recvtag).arm();
   pml::Request* s = nullptr;
   AXON_TRY(c, fn, pml::isend(sendbuf, sendcount, stype, dest, sendtag, &c->p2p, pml::SendMode::Standard, &s));
   pml::Request r;
@@ -126,6 +137,8 @@ int sendrecv_replace_impl(const char* fn, void* buf, MPI_Count count, MPI_Dataty
   // The outgoing data is packed aside so the receive can overwrite the buffer.
   size_t bytes = 0;
   if (!bytes_for_count(*type, static_cast<MPI_Count>(count), &bytes)) return raise(c, MPI_ERR_COUNT, fn);
+  diag::hang::BlockedIn blocked(fn, diag::hang::What::Sendrecv, &c->p2p);
+  blocked.p2p(dest, sendtag, count, type->name).second(source, recvtag).arm();
   std::vector<uint8_t> packed(bytes);
   if (bytes) pack_items(*type, buf, static_cast<size_t>(count), packed.data());
   pml::Request* s = nullptr;
@@ -186,6 +199,8 @@ AXON_API(int, MPI_Probe, (int source, int tag, MPI_Comm comm, MPI_Status* status
   }
   bool found = false;
   pml::Request info;
+  diag::hang::BlockedIn blocked("MPI_Probe", diag::hang::What::Probe, &c->p2p);
+  blocked.p2p(source, tag, 0, nullptr).arm();
   progress::wait_until([&] {
     pml::iprobe(source, tag, &c->p2p, &found, &info);
     return found;
@@ -229,6 +244,8 @@ AXON_API(int, MPI_Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message* mess
   bool found = false;
   pml::Message* m = nullptr;
   pml::Request info;
+  diag::hang::BlockedIn blocked("MPI_Mprobe", diag::hang::What::Probe, &c->p2p);
+  blocked.p2p(source, tag, 0, nullptr).arm();
   progress::wait_until([&] {
     pml::improbe(source, tag, &c->p2p, &found, &m, &info);
     return found;

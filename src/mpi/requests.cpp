@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "coll/coll.h"
+#include "diag/hang.h"
 #include "mpi/api.h"
 #include "mpi/bsend.h"
 #include "mpi/grequest.h"
@@ -116,7 +117,11 @@ AXON_API(int, MPI_Wait, (MPI_Request * request, MPI_Status* status)) {
     return MPI_SUCCESS;
   }
   pml::Request* r = request_of(*request);
-  pml::wait(r);
+  {
+    diag::hang::BlockedIn blocked("MPI_Wait", diag::hang::What::Wait, r->ctx);
+    blocked.waits(request, 1).arm();
+    pml::wait(r);
+  }
   Comm* c = comm_of(r);
   int rc = retire(request, status);
   return rc == MPI_SUCCESS ? rc : raise(c, rc, "MPI_Wait");
@@ -144,8 +149,12 @@ AXON_API(int, MPI_Test, (MPI_Request * request, int* flag, MPI_Status* status)) 
 
 AXON_API(int, MPI_Waitall, (int count, MPI_Request requests[], MPI_Status statuses[])) {
   if (int rc = check_array(count, requests, "MPI_Waitall")) return rc;
-  for (int i = 0; i < count; ++i)
-    if (!is_inactive(requests[i])) pml::wait(request_of(requests[i]));
+  {
+    diag::hang::BlockedIn blocked("MPI_Waitall", diag::hang::What::Wait, nullptr);
+    blocked.waits(requests, count).arm();
+    for (int i = 0; i < count; ++i)
+      if (!is_inactive(requests[i])) pml::wait(request_of(requests[i]));
+  }
   // The common window of requests keeps its error classes on the stack.
   constexpr int kOnStack = 64;
   int on_stack[kOnStack];
@@ -213,7 +222,11 @@ AXON_API(int, MPI_Waitany, (int count, MPI_Request requests[], int* index, MPI_S
   if (int rc = check_array(count, requests, "MPI_Waitany")) return rc;
   if (!index) return raise_self(MPI_ERR_ARG, "MPI_Waitany", "index is NULL");
   int i = -1;
-  progress::wait_until([&] { return (i = find_completed(count, requests)) != -1; });
+  {
+    diag::hang::BlockedIn blocked("MPI_Waitany", diag::hang::What::WaitAny, nullptr);
+    blocked.waits(requests, count).arm();
+    progress::wait_until([&] { return (i = find_completed(count, requests)) != -1; });
+  }
   if (i == MPI_UNDEFINED) {
     *index = MPI_UNDEFINED;
     set_empty_status(status);
@@ -250,7 +263,11 @@ AXON_API(int, MPI_Waitsome, (int incount, MPI_Request requests[], int* outcount,
   if (int rc = check_array(incount, requests, "MPI_Waitsome")) return rc;
   if (!outcount || (incount > 0 && !indices)) return raise_self(MPI_ERR_ARG, "MPI_Waitsome", "NULL argument");
   int i = -1;
-  progress::wait_until([&] { return (i = find_completed(incount, requests)) != -1; });
+  {
+    diag::hang::BlockedIn blocked("MPI_Waitsome", diag::hang::What::WaitAny, nullptr);
+    blocked.waits(requests, incount).arm();
+    progress::wait_until([&] { return (i = find_completed(incount, requests)) != -1; });
+  }
   if (i == MPI_UNDEFINED) {
     *outcount = MPI_UNDEFINED;
     return MPI_SUCCESS;

@@ -6,6 +6,7 @@
 #include "base/counter.h"
 #include "base/log.h"
 #include "diag/events.h"
+#include "diag/hang.h"
 #include "pml/decode.h"
 #include "pml/internal.h"
 
@@ -178,6 +179,101 @@ void on_match_message(int am_id, int src_world, const void* msg, size_t len) {
       }
     }
   }
+}
+
+}  // namespace axon::pml
+
+namespace axon::pml {
+
+// ---- the hang doctor's view (src/diag/hang.h) -------------------------------------
+
+namespace {
+std::string in_comm(const Context* ctx) {
+  return ctx ? diag::hang::comm_name(ctx->id) : std::string("?");
+}
+std::string rank_or_wildcard(int rank) {
+  return rank == kAnySource ? std::string("MPI_ANY_SOURCE") : std::to_string(rank);
+}
+std::string tag_or_wildcard(int tag) { return tag == kAnyTag ? std::string("MPI_ANY_TAG") : std::to_string(tag); }
+const char* send_state(uint8_t state) {
+  switch (state) {
+    case kSendQueued: return "queued here (transport busy or connecting)";
+    case kSendWaitAck: return "waiting for the receiver to match it (synchronous)";
+    case kSendWaitFin: return "announced (rendezvous), waiting for the receiver to match it and take the data";
+    case kSendWaitCts: return "waiting for the receiver to match it (rendezvous)";
+    case kSendStreaming: return "sending fragments";
+    case kSendEagerSent: return "sent";
+    default: return "starting";
+  }
+}
+const char* recv_state(uint8_t state) {
+  switch (state) {
+    case kRecvPosted: return "not matched yet";
+    case kRecvFragments: return "matched, receiving fragments";
+    case kRecvWaitPut: return "matched, waiting for the sender's write";
+    case kRecvSegments: return "matched, reading segments";
+    case kRecvReading: return "matched, reading the data";
+    default: return "starting";
+  }
+}
+}  // namespace
+
+std::string describe_request(const Request* r, int* world_peer) {
+  *world_peer = -1;
+  bool done = r->complete.load(std::memory_order_acquire);
+  const Context* ctx = r->ctx;
+  auto world = [&](int peer) {
+    return ctx && peer >= 0 && peer < ctx->size() ? ctx->world_of[static_cast<size_t>(peer)] : -1;
+  };
+  std::string text;
+  switch (r->kind) {
+    case Request::Kind::Send:
+      text = "send to " + std::to_string(r->peer) + " tag " + std::to_string(r->match_tag) + " on " + in_comm(ctx) +
+             " (" + std::to_string(r->length) + " bytes), " + (done ? "complete" : send_state(r->state));
+      *world_peer = world(r->peer);
+      break;
+    case Request::Kind::Recv:
+      text = "receive from " + rank_or_wildcard(r->peer) + " tag " + tag_or_wildcard(r->match_tag) + " on " +
+             in_comm(ctx) + " (up to " + std::to_string(r->length) + " bytes), " +
+             (done ? "complete" : recv_state(r->state));
+      *world_peer = world(r->peer);
+      break;
+    case Request::Kind::Collective: text = std::string("nonblocking collective, ") + (done ? "complete" : "incomplete"); break;
+    case Request::Kind::Generalized: text = std::string("generalized request, ") + (done ? "complete" : "incomplete"); break;
+  }
+  return text;
+}
+
+// Posted receives one per line (the first few of each context), then the
+// unexpected messages per context: how many, and the first few.
+void describe_matching(std::string* out) {
+  constexpr int kShown = 8;
+  std::string posted, unexpected;
+  for (const auto& [id, q] : all_queues) {
+    int shown = 0;
+    for (const Request* r = q->posted_head; r; r = r->next) {
+      if (++shown > kShown) {
+        posted += "    ... and more\n";
+        break;
+      }
+      posted += "    receive from " + rank_or_wildcard(r->peer) + " tag " + tag_or_wildcard(r->match_tag) + " on " +
+                diag::hang::comm_name(id) + " (up to " + std::to_string(r->length) + " bytes)\n";
+    }
+    if (q->unexpected.empty()) continue;
+    unexpected += "    " + std::to_string(q->unexpected.size()) + " on " + diag::hang::comm_name(id) + ":";
+    shown = 0;
+    for (const Message* m : q->unexpected) {
+      if (++shown > kShown) {
+        unexpected += " ...";
+        break;
+      }
+      unexpected += std::string(shown > 1 ? "," : "") + " from " + std::to_string(m->header.source) + " tag " +
+                    std::to_string(m->header.tag) + " (" + std::to_string(m->header.length) + " bytes)";
+    }
+    unexpected += "\n";
+  }
+  *out += posted.empty() ? "  posted receives: none\n" : "  posted receives:\n" + posted;
+  *out += unexpected.empty() ? "  unexpected messages: none\n" : "  unexpected messages:\n" + unexpected;
 }
 
 }  // namespace axon::pml

@@ -10,6 +10,7 @@
 #include "base/param.h"
 #include "base/status.h"
 #include "btl/btl.h"
+#include "diag/hang.h"
 #include "pml/decode.h"
 #include "pml/internal.h"
 #include "rte/rte.h"
@@ -32,6 +33,7 @@ IntParam cancel_wait_param{"AXON_CANCEL_WAIT_MS", 1000,
                            "comes. 0: return at once"};
 
 std::vector<Request*> request_pool;
+Request* live_requests = nullptr;  // request_alloc'ed and not released (Request::live_next)
 
 void am_eager(int src, const void* m, size_t n) { on_match_message(kAmEager, src, m, n); }
 void am_eager_short(int src, const void* m, size_t n) { on_match_message(kAmEagerShort, src, m, n); }
@@ -147,6 +149,25 @@ void finalize() {
   peer_traffic.clear();  // and counts afresh (the report was written before)
   for (Request* r : request_pool) delete r;
   request_pool.clear();
+  live_requests = nullptr;  // the ones never released stay where their owner left them
+}
+
+void describe_pending_sends(std::string* out) {
+  constexpr int kShown = 8;
+  int shown = 0;
+  std::string lines;
+  for (const Request* r = live_requests; r; r = r->live_next) {
+    if (r->kind != Request::Kind::Send || r->complete.load(std::memory_order_acquire) ||
+        r->state == kSendEagerSent || (r->persistent && !r->active))
+      continue;
+    if (++shown > kShown) {
+      lines += "    ... and more\n";
+      break;
+    }
+    int peer = -1;
+    lines += "    " + describe_request(r, &peer) + "\n";
+  }
+  *out += lines.empty() ? "  pending sends: none\n" : "  pending sends:\n" + lines;
 }
 
 // The pool is shared by every thread: both ends take the PML lock themselves
@@ -168,11 +189,22 @@ Request* request_alloc(Request::Kind kind) {
   }
   r->magic = kRequestMagic;
   r->kind = kind;
+  r->live = true;
+  r->live_next = live_requests;
+  if (live_requests) live_requests->live_prev = r;
+  live_requests = r;
   return r;
 }
 
 void request_release(Request* r) {
   progress::Guard guard;
+  if (r->live) {
+    if (r->live_prev) r->live_prev->live_next = r->live_next;
+    else live_requests = r->live_next;
+    if (r->live_next) r->live_next->live_prev = r->live_prev;
+    r->live_next = r->live_prev = nullptr;
+    r->live = false;
+  }
   if (r->staging) {
     free(r->staging);
     r->staging = nullptr;

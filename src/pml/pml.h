@@ -101,6 +101,11 @@ struct Request {
   void (*on_complete)(Request*) = nullptr;
   void* user_data = nullptr;
   void* comm = nullptr;         // the MPI layer's communicator, for error handlers
+  // Every request from request_alloc until request_release, for the hang
+  // doctor's list of pending sends (src/diag/hang.h); guarded by the pml lock.
+  Request* live_next = nullptr;
+  Request* live_prev = nullptr;
+  bool live = false;
 };
 
 // Start-up and shut-down (after the BTLs are open / before they close).

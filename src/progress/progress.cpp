@@ -7,6 +7,7 @@
 #include "base/counter.h"
 #include "base/param.h"
 #include "btl/btl.h"
+#include "diag/hang.h"
 #include "progress/cpu_page.h"
 #include "rte/rte.h"
 
@@ -79,6 +80,9 @@ int progress() {
   int n = btl::progress();
   // Index loop: a hook may add or remove hooks.
   for (size_t i = 0; i < hooks.size(); ++i) n += hooks[i]();
+  // The hang doctor: mpirun's question is answered from here (hang.h).
+  diag::hang::count_progress(n);
+  diag::hang::poll();
   return n;
 }
 

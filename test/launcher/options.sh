@@ -94,6 +94,16 @@ for o in -n -np -c -x -env -envlist -envall -envnone -wdir -wd -H -host -genv -g
     --app -configfile -h --help -V --version; do
     grep -Eq -- "(^|[ ,])$o([ ,]|\$)" "$work/out" || fail "--help does not list $o"
 done
+# --report / --report-file: AXON_REPORT and AXON_REPORT_FILE in every rank's
+# environment (the library reads them); the file's path made absolute.
+mpmd="$AXON_BUILDDIR/test/launcher/mpmd_probe"
+(cd "$work" && run_mpirun --report summary --report-file rep.txt -np 2 "$mpmd" env=AXON_REPORT env=AXON_REPORT_FILE
+ expect_rc 0 "--report, --report-file"
+ expect_line "$work/out" "^rank=1 .* AXON_REPORT=summary AXON_REPORT_FILE=$work/rep.txt$" "--report in rank 1") || exit 1
+run_mpirun --report= -np 1 "$mpmd"
+expect_rc 1 "--report= (empty)"
+expect_line "$work/err" "^mpirun: --report needs a value" "--report= message"
+
 run_mpirun --version
 expect_rc 0 "--version"
 expect_line "$work/out" "^mpirun \(Axon MPI\) [0-9]" "version text"

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Signals to mpirun: forwarded to the ranks, the job ends, mpirun exits
-# 128+signal, nothing is left behind; a rank ignoring SIGTERM is killed after
+# 128+signal, nothing is left behind; SIGUSR2 forwarded, SIGUSR1 not (the
+# hang doctor's); a rank ignoring SIGTERM is killed after
 # the grace period; ranks die with a SIGKILLed mpirun.
 . "$AXON_SRCDIR/test/launcher/lib.sh"
 
@@ -28,6 +29,28 @@ for sig in TERM INT HUP; do
     expect_no_orphans
     expect_no_job_files "$(info_field 0 nspace)" "$(info_field 0 tmpdir)"
 done
+
+# SIGUSR2 is forwarded and the job goes on; SIGUSR1 is mpirun's own (a hang
+# report, test/hang/sigusr1.sh): not forwarded, and with ranks that are no
+# MPI programs there is nothing to report.
+"$MPIRUN" -np 2 /bin/sh -c 'trap "echo usr1" USR1; trap "echo usr2" USR2; echo up; while :; do sleep 0.05; done' \
+    marker=$marker >"$work/out" 2>"$work/err" </dev/null &
+pid=$!
+wait_for_lines "$work/out" 2
+kill -USR1 $pid
+sleep 0.3
+kill -USR2 $pid
+for _ in $(seq 60); do
+    [[ $(grep -c '^usr2$' "$work/out") -ge 2 ]] && break
+    sleep 0.05
+done
+kill -0 $pid 2>/dev/null || { show_output; fail "mpirun ended after SIGUSR1/SIGUSR2"; }
+kill -TERM $pid
+wait $pid
+[[ $(grep -c '^usr2$' "$work/out") -eq 2 ]] || { show_output; fail "SIGUSR2 not forwarded to both ranks"; }
+if grep -q '^usr1$' "$work/out"; then show_output; fail "SIGUSR1 was forwarded"; fi
+if grep -q 'hang report' "$work/err"; then show_output; fail "a hang report without MPI ranks"; fi
+expect_no_orphans
 
 # Ranks that ignore SIGTERM are killed after the grace period (~3 s).
 "$MPIRUN" -np 2 /bin/sh -c 'trap "" TERM; echo up; exec sleep 30' marker=$marker >"$work/out" 2>"$work/err" </dev/null &
