@@ -184,6 +184,10 @@ template <class Post> int post_striped(btl::Transport* t, int peer, size_t len, 
 // Forgets the rails' shares (btl finalize: peers and transports go away).
 void reset_rails();
 
+// The hang doctor lists sends that wait (describe_pending_sends): each one
+// is linked when it starts waiting, unlinked by request_release (pml.cpp).
+void track_pending_send(Request* r);
+
 // ---- path explain (explain.cpp): AXON_EXPLAIN ------------------------------------
 extern bool explain_sends;  // AXON_EXPLAIN, read at init
 void explain_init();

@@ -189,16 +189,22 @@ Request* request_alloc(Request::Kind kind) {
   }
   r->magic = kRequestMagic;
   r->kind = kind;
+  return r;
+}
+
+// Only sends that wait (queued, or for an ack, a FIN or a CTS) are linked:
+// an eager send completes at once and never pays for the list.
+void track_pending_send(Request* r) {
+  if (r->live) return;  // a persistent send started again
   r->live = true;
   r->live_next = live_requests;
   if (live_requests) live_requests->live_prev = r;
   live_requests = r;
-  return r;
 }
 
 void request_release(Request* r) {
   progress::Guard guard;
-  if (r->live) {
+  if (r->live) [[unlikely]] {
     if (r->live_prev) r->live_prev->live_next = r->live_next;
     else live_requests = r->live_next;
     if (r->live_next) r->live_next->live_prev = r->live_prev;

@@ -101,8 +101,9 @@ struct Request {
   void (*on_complete)(Request*) = nullptr;
   void* user_data = nullptr;
   void* comm = nullptr;         // the MPI layer's communicator, for error handlers
-  // Every request from request_alloc until request_release, for the hang
-  // doctor's list of pending sends (src/diag/hang.h); guarded by the pml lock.
+  // Sends that had to wait (queued, or for an ack, FIN or CTS), from then
+  // until request_release: the hang doctor's list of pending sends
+  // (src/diag/hang.h, track_pending_send); guarded by the pml lock.
   Request* live_next = nullptr;
   Request* live_prev = nullptr;
   bool live = false;

@@ -182,6 +182,7 @@ int try_first_message(Request* r) {
       rc = device_send_rts(r, t, h);
       if (rc == kOk) {
         r->state = kSendWaitFin;
+        track_pending_send(r);
         count_rendezvous_send();
         count_traffic(r->dest_world, r->ctx->id, r->length, PeerTraffic::kRendezvous);
       }
@@ -221,6 +222,7 @@ int try_first_message(Request* r) {
       rc = send_eager(t, r, kAmEagerSync, &hdr, sizeof hdr);
       if (rc == kOk) {
         r->state = kSendWaitAck;
+        track_pending_send(r);
         eager_sends.add();
         count_traffic(r->dest_world, r->ctx->id, r->length, PeerTraffic::kEager);
       }
@@ -237,7 +239,10 @@ int try_first_message(Request* r) {
     }
   } else {
     rc = rndv_send_rts(r, t, h);
-    if (rc == kOk) count_traffic(r->dest_world, r->ctx->id, r->length, PeerTraffic::kRendezvous);
+    if (rc == kOk) {
+      track_pending_send(r);
+      count_traffic(r->dest_world, r->ctx->id, r->length, PeerTraffic::kRendezvous);
+    }
   }
   return rc;
 }
@@ -492,6 +497,7 @@ int start_send(Request* r) {
   // Keep per-peer order: once one send waits, later ones to that peer wait behind it.
   ++queued_to[r->dest_world];
   queued_sends.push_back(r);
+  track_pending_send(r);
   return MPI_SUCCESS;
 }
 
