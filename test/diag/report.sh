@@ -72,6 +72,13 @@ for rank in (0, 1):
 assert all(t["transport"] in ("tcp", "self") for t in r["collective_traffic"]), r["collective_traffic"]
 PY
 
+# ---- mpirun --report / --report-file (a relative name is the caller's) ----
+(cd "$work" && "$MPIRUN" --report comm --report-file opt.csv -np 2 "$program" >"$work/out" 2>"$work/err" </dev/null)
+rc=$?
+expect_rc 0 "mpirun --report comm --report-file opt.csv"
+expect_line "$work/err" '^axon report: point-to-point messages, 2 ranks' "text report from --report"
+grep -qxF "point_to_point,,,,0,1,sm,eager,10,80," "$work/opt.csv" || fail "--report-file: no 0->1 eager row in $work/opt.csv"
+
 # ---- off by default; an unwritable file warns -----------------------------
 run_mpirun -np 2 "$program"
 expect_rc 0 "no report"
