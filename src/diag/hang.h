@@ -21,6 +21,7 @@
 #include <string>
 
 #include "diag/hang_signal.h"
+#include "progress/progress.h"
 
 namespace axon::pml {
 struct Context;
@@ -67,7 +68,7 @@ void answer();
 
 class BlockedIn {
  public:
-  BlockedIn(const char* call, What what, const pml::Context* ctx) : outer_(blocked.call.load(std::memory_order_relaxed) == nullptr) {
+  BlockedIn(const char* call, What what, const pml::Context* ctx) : outer_(claim(&claimed_)) {
     if (!outer_) return;
     // Only the fields `what` reads are set (by p2p(), waits(), collective()).
     blocked.what = what;
@@ -118,6 +119,7 @@ class BlockedIn {
     if (!outer_) return;
     last_call.store(call_, std::memory_order_relaxed);
     blocked.call.store(nullptr, std::memory_order_relaxed);
+    if (claimed_) owner.store(false, std::memory_order_release);
     // Asked while leaving: the wait loop may not run again.
     if (requested.load(std::memory_order_relaxed)) [[unlikely]] answer();
   }
@@ -125,6 +127,17 @@ class BlockedIn {
   BlockedIn& operator=(const BlockedIn&) = delete;
 
  private:
+  // Whether this call owns the record. One thread: when no call holds it
+  // (a nested call finds it taken). Several (MPI_THREAD_MULTIPLE): the
+  // first thread to take `owner`, so that two threads never write the
+  // record's plain fields at once; the others are not recorded.
+  static bool claim(bool* claimed) {
+    if (progress::detail::threaded.load(std::memory_order_relaxed) > 0) [[unlikely]]
+      return *claimed = !owner.exchange(true, std::memory_order_acquire);
+    return blocked.call.load(std::memory_order_relaxed) == nullptr;
+  }
+  static inline std::atomic<bool> owner{false};
+  bool claimed_ = false;
   bool outer_;
   const char* call_ = nullptr;
 };
