@@ -99,6 +99,8 @@ constexpr uint8_t kDeviceIpc = 2;     // ... and plain device memory (may have a
 int device_stage(Request* r, bool send);
 // At completion (request_complete): copy a receive's shadow back, free buffers.
 void device_complete(Request* r);
+// Frees the pooled per-request device states (pml::finalize).
+void device_states_free();
 // Largest device message sent eager (one synchronous copy) over `t`.
 size_t device_eager_limit(const Request* r, const btl::Transport* t);
 // Sender: copies the device data into r->staging for an eager send.

@@ -145,6 +145,7 @@ int init() {
 
 void finalize() {
   accel::finalize();
+  device_states_free();
   reset_rails();  // a re-initialised runtime (sessions) opens new transports
   peer_traffic.clear();  // and counts afresh (the report was written before)
   for (Request* r : request_pool) delete r;
