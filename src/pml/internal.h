@@ -161,6 +161,9 @@ bool rndv_receive(Request* r, Message& m, btl::Transport* t, size_t n);
 void release_exposure(Request* r);
 // Posts transfers that found the transport full; returns how many moved.
 int rndv_retry();
+// Whether a transfer waits in rndv_retry's queue (the idle progress path
+// tests this flag instead of calling it).
+extern bool rndv_stalled;
 
 // ---- multi-rail striping (stripe.cpp) ------------------------------------------
 // The rail of `t` to `peer` that should carry the next `len` bytes: of the

@@ -124,6 +124,7 @@ void pump(Transfer* x) {
       if (!x->stalled) {
         x->stalled = true;
         stalled.push_back(x);
+        rndv_stalled = true;
         rndv_stalls.add();
       }
       return;
@@ -295,6 +296,8 @@ void write_done(Transfer* x, bool ok) {
 
 void count_rendezvous_send() { rendezvous_sends.add(); }
 
+bool rndv_stalled = false;
+
 int rndv_retry() {
   int moved = 0;
   for (size_t n = stalled.size(); n > 0; --n) {
@@ -305,6 +308,7 @@ int rndv_retry() {
     pump(x);  // may finish and free x, or stall again
     if (stalled.size() == waiting) ++moved;
   }
+  rndv_stalled = !stalled.empty();
   return moved;
 }
 

@@ -54,6 +54,9 @@ class SelfTransport final : public Transport {
 
   int progress() override {
     int handled = done_.run();
+    // (Every progress call passes here: an empty queue costs one compare,
+    // not deque::size()'s arithmetic.)
+    if (queue_.empty()) return handled;
     // Handlers may send to self again; only deliver what was queued before.
     for (size_t n = queue_.size(); n > 0 && !queue_.empty(); --n) {
       Message m = std::move(queue_.front());
