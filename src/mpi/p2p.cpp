@@ -63,8 +63,8 @@ int nonblocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datat
   if (!request) return raise(c, MPI_ERR_REQUEST, fn, "request is NULL");
   Datatype* type = nullptr;
   AXON_TRY(c, fn, validate_send(c, buf, count, datatype, dest, tag, &type));
-  pml::Request* r = nullptr;
-  AXON_TRY(c, fn, pml::isend(buf, count, type, dest, tag, &c->p2p, mode, &r));
+  pml::Request* r = mode == pml::SendMode::Standard ? pml::isend_now(buf, count, type, dest, tag, &c->p2p) : nullptr;
+  if (!r) AXON_TRY(c, fn, pml::isend(buf, count, type, dest, tag, &c->p2p, mode, &r));
   r->comm = c;
   *request = handle_of(r);
   return MPI_SUCCESS;

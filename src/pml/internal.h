@@ -84,8 +84,9 @@ void send_control(int dest_world, int am_id, const void* info, size_t len);
 int retry_pending();
 // The blocking-send fast path: a standard-mode eager message goes out with
 // no request at all. kAgain when it cannot (too large, queue full, earlier
-// sends to that peer still queued); nothing was consumed then.
-int send_immediate(const void* buf, size_t len, int dest, int tag, Context* ctx);
+// sends to that peer still queued); nothing was consumed then. `seq`, when
+// given, gets the message's sequence number.
+int send_immediate(const void* buf, size_t len, int dest, int tag, Context* ctx, uint32_t* seq = nullptr);
 // Starts an initialized send request (assigns its sequence number).
 int start_send(Request* r);
 int start_recv(Request* r);

@@ -339,6 +339,34 @@ bool try_send_now(const void* buf, MPI_Count count, const Datatype* type, int de
   return send_immediate(buf, bytes, dest, tag, ctx) == kOk;
 }
 
+Request* isend_now(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Context* ctx) {
+  size_t bytes = 0;
+  if (dest == kProcNull || !type->contiguous || accel::on_device(buf) || !bytes_for_count(*type, count, &bytes))
+    return nullptr;
+  progress::Guard guard;
+  uint32_t seq = 0;
+  if (send_immediate(buf, bytes, dest, tag, ctx, &seq) != kOk) return nullptr;
+  // The request of a message that is out already: what MPI_Wait's status
+  // and MPI_Cancel read (cancel_send withdraws an eager message still
+  // unmatched at the receiver by its context, rank and sequence number).
+  Request* r = request_alloc(Request::Kind::Send);
+  r->source = kAnySource;
+  r->tag = kAnyTag;
+  r->buffer = const_cast<void*>(buf);
+  r->count = count;
+  r->type = type;  // held as every request holds it (request_release drops it)
+  datatype_retain(const_cast<Datatype*>(type));
+  r->length = r->bytes = bytes;
+  r->peer = dest;
+  r->match_tag = tag;
+  r->ctx = ctx;
+  r->dest_world = ctx->world_of[dest];
+  r->seq = seq;
+  r->state = kSendEagerSent;
+  r->complete.store(true, std::memory_order_relaxed);
+  return r;
+}
+
 int send(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Context* ctx,
          SendMode mode) {
   if (dest == kProcNull) return MPI_SUCCESS;

@@ -131,6 +131,12 @@ int recv(void* buf, MPI_Count count, const Datatype* type, int source, int tag, 
 // nothing queued to that peer): true when sent. Otherwise nothing happened
 // and the caller uses isend().
 bool try_send_now(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Context* ctx);
+// The same for a standard-mode MPI_Isend: when the message went out at
+// once, its request, already complete (a send that MPI_Cancel can still
+// withdraw while the receiver has not matched it); null otherwise, and
+// nothing happened (the caller takes isend()). Skips isend's preparation
+// and start_send.
+Request* isend_now(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Context* ctx);
 
 // Largest message sent eagerly (the sender returns at once) to the other
 // ranks of this node; 0 when this rank is alone on its node. The same on

@@ -459,7 +459,7 @@ void send_reply(int dest_world, int am_id, uint64_t sender_request, uint64_t rec
   send_control(dest_world, am_id, &info, sizeof info);
 }
 
-int send_immediate(const void* buf, size_t len, int dest, int tag, Context* ctx) {
+int send_immediate(const void* buf, size_t len, int dest, int tag, Context* ctx, uint32_t* seq) {
   int dest_world = ctx->world_of[dest];
   if (size_t(dest_world) < queued_to.size() && queued_to[dest_world] > 0) return kAgain;
   btl::Transport* t = btl::route(dest_world);
@@ -467,6 +467,7 @@ int send_immediate(const void* buf, size_t len, int dest, int tag, Context* ctx)
   ShortMatchHeader h{ctx->id, ctx->rank, tag, ctx->next_seq[dest]};
   int rc = t->send(dest_world, kAmEagerShort, &h, sizeof h, buf, len);
   if (rc == kOk) {
+    if (seq) *seq = h.seq;
     ++ctx->next_seq[dest];
     eager_sends.add();
     count_traffic(dest_world, ctx->id, len, PeerTraffic::kEager);
