@@ -5,6 +5,7 @@
 // entry points at the end of the file only forward to it (generated:
 // src/mpi/entries/coll_entries.inc, from src/binding/c_entries.txt).
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "accel/accel.h"
@@ -43,19 +44,37 @@ bool rooted(coll::Kind kind) {
          kind == K::reduce;
 }
 
+// The hang doctor's view of one collective call (src/diag/hang.h): every
+// collective started counts on its communicator (the doctor compares the
+// ranks' counts; persistent ones are not counted), and a blocking one is
+// recorded as the call the rank is blocked in, for as long as this lives.
+// Taken once per call: by submit, or before the small-call shortcuts by
+// the calls that have them (which then tell submit so).
+class CollectiveEntry {
+ public:
+  CollectiveEntry(Comm* c, const char* fn, Mode mode, int root, MPI_Count count, const Datatype* type) {
+    if (mode == Mode::Persistent) return;
+    uint64_t seq = diag::hang::collective_entered(c->coll.id, fn);
+    if (mode != Mode::Blocking) return;
+    blocked_.emplace(fn, diag::hang::What::Collective, &c->coll);
+    blocked_->collective(root, count, type ? type->name : nullptr, seq).arm();
+  }
+  CollectiveEntry(Comm* c, const char* fn, Mode mode, const coll::Args& a)
+      : CollectiveEntry(c, fn, mode, rooted(a.kind) ? a.root : -1, a.recvtype ? a.recvcount : a.sendcount,
+                        a.kind == coll::Kind::barrier ? nullptr : a.recvtype ? a.recvtype : a.sendtype) {}
+
+ private:
+  std::optional<diag::hang::BlockedIn> blocked_;
+};
+
 // The checked call to src/coll (which also stages GPU buffers through host
-// copies, src/coll/device_staging.cpp). Every collective started counts on
-// its communicator (the hang doctor compares the ranks' counts; persistent
-// collectives are not counted); a blocking one is recorded as the call
-// the rank is blocked in.
-int submit(Comm* c, const char* fn, const coll::Args& args, Call call) {
+// copies, src/coll/device_staging.cpp). `entered`: the caller holds the
+// call's CollectiveEntry already.
+int submit(Comm* c, const char* fn, const coll::Args& args, Call call, bool entered = false) {
   int rc;
-  uint64_t seq = call.mode == Mode::Persistent ? 0 : diag::hang::collective_entered(c->coll.id, fn);
+  std::optional<CollectiveEntry> entry;
+  if (!entered) entry.emplace(c, fn, call.mode, args);
   if (call.mode == Mode::Blocking) {
-    diag::hang::BlockedIn blocked(fn, diag::hang::What::Collective, &c->coll);
-    const Datatype* type = args.kind == coll::Kind::barrier ? nullptr : args.recvtype ? args.recvtype : args.sendtype;
-    MPI_Count count = args.recvtype ? args.recvcount : args.sendcount;
-    blocked.collective(rooted(args.kind) ? args.root : -1, count, type ? type->name : nullptr, seq).arm();
     rc = coll::run(state_of(c), args);
     return rc == MPI_SUCCESS ? rc : raise(c, rc, fn);
   }
@@ -193,6 +212,7 @@ int do_bcast(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, int ro
   // Small blocking bcasts that the previous call took to the node segment
   // skip the Args and the selection (about 350 of 820 instructions per
   // call at 8 bytes, docs/collectives.md "Small bcast shortcut").
+  CollectiveEntry entry(c, fn, call.mode, root, count, type);
   if (int rc; call.mode == Mode::Blocking && !c->inter && !accel::on_device(buf) &&
               coll::bcast_shortcut(state_of(c), buf, count, type, root, &rc))
     return rc == MPI_SUCCESS ? rc : raise(c, rc, fn);
@@ -202,7 +222,7 @@ int do_bcast(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, int ro
   a.recvcount = count;
   a.recvtype = type;
   a.root = root;
-  return submit(c, fn, a, call);
+  return submit(c, fn, a, call, true);
 }
 
 int do_gather(const char* fn, coll::Kind kind, const void* sbuf, MPI_Count scount, MPI_Datatype stype, void* rbuf,
@@ -472,6 +492,7 @@ int do_reduction(const char* fn, coll::Kind kind, const void* sbuf, void* rbuf, 
             "sendbuf and recvbuf are the same buffer");
   // Small blocking reduces and allreduces that the previous call took to
   // the node segment skip the Args and the selection, as small bcasts do.
+  CollectiveEntry entry(c, fn, call.mode, rooted ? root : -1, count, type);
   if (int rc; call.mode == Mode::Blocking && !c->inter &&
               (kind == coll::Kind::reduce || kind == coll::Kind::allreduce) && !accel::on_device(sbuf) &&
               !accel::on_device(rbuf) &&
@@ -489,7 +510,7 @@ int do_reduction(const char* fn, coll::Kind kind, const void* sbuf, void* rbuf, 
   a.sendcount = count;
   a.op = o;
   if (rcounts) a.recvcounts = *rcounts;
-  return submit(c, fn, a, call);
+  return submit(c, fn, a, call, true);
 }
 
 int do_reduce(const char* fn, const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op, int root,

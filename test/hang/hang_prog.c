@@ -7,6 +7,9 @@
  *               MPI_COMM_WORLD: both wait to receive (against a Bcast from
  *               root 0 the Barrier is no hang in Axon: the Bcast receives the
  *               Barrier's empty message and fails)
+ *   repeat      both ranks MPI_Allreduce 1 MPI_INT twice on MPI_COMM_WORLD
+ *               (the second takes the small-call shortcut), then rank 0 a
+ *               third time while rank 1 waits in MPI_Recv tag 5 from it
  *   exit        rank 1 exits (status 0, no MPI_Finalize); rank 0 MPI_Recv from it
  *   unexpected  rank 1 sends 3 messages tag 7 that rank 0 never receives, then
  *               waits in MPI_Recv tag 5; rank 0 waits in MPI_Recv tag 9
@@ -55,6 +58,11 @@ int main(int argc, char** argv) {
     int all[2];
     if (rank == 0) MPI_Barrier(MPI_COMM_WORLD);
     else MPI_Scatter(all, 1, MPI_INT, &value, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  } else if (strcmp(mode, "repeat") == 0) {
+    int sum = 0;
+    for (int i = 0; i < 2; ++i) MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    else MPI_Recv(&value, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   } else if (strcmp(mode, "exit") == 0) {
     if (rank == 1) {
       fflush(stdout);
