@@ -33,7 +33,7 @@ IntParam cancel_wait_param{"AXON_CANCEL_WAIT_MS", 1000,
                            "comes. 0: return at once"};
 
 std::vector<Request*> request_pool;
-Request* live_requests = nullptr;  // request_alloc'ed and not released (Request::live_next)
+Request* live_requests = nullptr;  // sends that waited, until released (track_pending_send)
 
 void am_eager(int src, const void* m, size_t n) { on_match_message(kAmEager, src, m, n); }
 void am_eager_short(int src, const void* m, size_t n) { on_match_message(kAmEagerShort, src, m, n); }
@@ -331,18 +331,24 @@ int add_peer(int id, const std::vector<uint8_t>& card) {
   return btl::add_peer(id, card) == 0 ? MPI_SUCCESS : MPI_ERR_INTERN;
 }
 
+namespace {
+// Whether a send may try the eager path without a request (send_immediate):
+// contiguous host data to a real peer; `bytes` its length.
+bool immediate_candidate(const void* buf, MPI_Count count, const Datatype* type, int dest, size_t* bytes) {
+  return dest != kProcNull && type->contiguous && !accel::on_device(buf) && bytes_for_count(*type, count, bytes);
+}
+}  // namespace
+
 bool try_send_now(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Context* ctx) {
   size_t bytes = 0;
-  if (dest == kProcNull || !type->contiguous || accel::on_device(buf) || !bytes_for_count(*type, count, &bytes))
-    return false;
+  if (!immediate_candidate(buf, count, type, dest, &bytes)) return false;
   progress::Guard guard;
   return send_immediate(buf, bytes, dest, tag, ctx) == kOk;
 }
 
 Request* isend_now(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Context* ctx) {
   size_t bytes = 0;
-  if (dest == kProcNull || !type->contiguous || accel::on_device(buf) || !bytes_for_count(*type, count, &bytes))
-    return nullptr;
+  if (!immediate_candidate(buf, count, type, dest, &bytes)) return nullptr;
   progress::Guard guard;
   uint32_t seq = 0;
   if (send_immediate(buf, bytes, dest, tag, ctx, &seq) != kOk) return nullptr;

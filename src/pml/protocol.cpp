@@ -184,7 +184,7 @@ int try_first_message(Request* r) {
         r->state = kSendWaitFin;
         track_pending_send(r);
         count_rendezvous_send();
-        count_traffic(r->dest_world, r->ctx->id, r->length, PeerTraffic::kRendezvous);
+        count_traffic(r->dest_world, h.context, h.length, PeerTraffic::kRendezvous);
       }
       return rc;
     }
@@ -213,7 +213,11 @@ int try_first_message(Request* r) {
       return kNoMemory;
     }
   }
-  if (r->length <= caps.eager_limit) {
+  // (From here the report's count takes the message from `h` and a copy of
+  // the destination: a completed eager request may be released already.)
+  const int dest_world = r->dest_world;
+  const bool eager = r->length <= caps.eager_limit;
+  if (eager) {
     if (r->mode == SendMode::Synchronous) {
       struct {
         MatchHeader h;
@@ -224,14 +228,12 @@ int try_first_message(Request* r) {
         r->state = kSendWaitAck;
         track_pending_send(r);
         eager_sends.add();
-        count_traffic(r->dest_world, r->ctx->id, r->length, PeerTraffic::kEager);
       }
     } else {
       ShortMatchHeader s{h.context, h.source, h.tag, h.seq};
       rc = send_eager(t, r, kAmEagerShort, &s, sizeof s);
       if (rc == kOk) {
         eager_sends.add();
-        count_traffic(r->dest_world, r->ctx->id, r->length, PeerTraffic::kEager);  // before r may be released
         r->bytes = r->length;
         r->state = kSendEagerSent;
         request_complete(r);
@@ -239,11 +241,9 @@ int try_first_message(Request* r) {
     }
   } else {
     rc = rndv_send_rts(r, t, h);
-    if (rc == kOk) {
-      track_pending_send(r);
-      count_traffic(r->dest_world, r->ctx->id, r->length, PeerTraffic::kRendezvous);
-    }
+    if (rc == kOk) track_pending_send(r);
   }
+  if (rc == kOk) count_traffic(dest_world, h.context, h.length, eager ? PeerTraffic::kEager : PeerTraffic::kRendezvous);
   return rc;
 }
 

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "axon_config.h"
 #include "btl/sm/layout.h"
@@ -23,47 +24,47 @@ namespace {
 using axon::diag::PeerClass;
 using axon::diag::TransportFacts;
 
-// A parameter's value as a job would see it; `fallback` if unknown.
-long long read_size(const char* name, long long fallback) {
+// A parameter's value as a job would see it, read through MPI_T: its bytes
+// (room for `count` items of its datatype) and datatype; false if unknown.
+bool read_cvar(const char* name, std::vector<char>* value, MPI_Datatype* type) {
   int index = -1;
-  if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS) return fallback;
+  if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS) return false;
+  char name_buf[256], desc[2048];
+  int name_len = sizeof name_buf, desc_len = sizeof desc, verbosity, bind, scope;
+  MPI_T_enum enumtype;
+  if (MPI_T_cvar_get_info(index, name_buf, &name_len, &verbosity, type, &enumtype, desc, &desc_len, &bind,
+                          &scope) != MPI_SUCCESS)
+    return false;
   MPI_T_cvar_handle handle;
   int count = 0;
-  if (MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) != MPI_SUCCESS) return fallback;
-  char value[256] = {};
-  long long out = fallback;
-  if (MPI_T_cvar_read(handle, value) == MPI_SUCCESS) {
-    char name_buf[256], desc[2048];
-    int name_len = sizeof name_buf, desc_len = sizeof desc, verbosity, bind, scope;
-    MPI_Datatype type;
-    MPI_T_enum enumtype;
-    MPI_T_cvar_get_info(index, name_buf, &name_len, &verbosity, &type, &enumtype, desc, &desc_len, &bind, &scope);
-    if (type == MPI_INT) {
-      int v;
-      std::memcpy(&v, value, sizeof v);
-      out = v;
-    } else if (type == MPI_CHAR) {
-      out = fallback;
-    } else {
-      MPI_Count v;
-      std::memcpy(&v, value, sizeof v);
-      out = static_cast<long long>(v);
-    }
-  }
+  if (MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) != MPI_SUCCESS) return false;
+  value->assign(static_cast<size_t>(std::max(count, 1)) * sizeof(MPI_Count) + 1, '\0');
+  bool ok = MPI_T_cvar_read(handle, value->data()) == MPI_SUCCESS;
   MPI_T_cvar_handle_free(&handle);
-  return out;
+  return ok;
 }
 
+// A numeric parameter; `fallback` if unknown.
+long long read_size(const char* name, long long fallback) {
+  std::vector<char> value;
+  MPI_Datatype type;
+  if (!read_cvar(name, &value, &type) || type == MPI_CHAR) return fallback;
+  if (type == MPI_INT) {
+    int v;
+    std::memcpy(&v, value.data(), sizeof v);
+    return v;
+  }
+  MPI_Count v;
+  std::memcpy(&v, value.data(), sizeof v);
+  return static_cast<long long>(v);
+}
+
+// A string parameter; "" if unknown.
 std::string read_string(const char* name) {
-  int index = -1;
-  if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS) return "";
-  MPI_T_cvar_handle handle;
-  int count = 0;
-  if (MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) != MPI_SUCCESS) return "";
-  std::string value(static_cast<size_t>(count > 0 ? count : 1) + 1, '\0');
-  if (MPI_T_cvar_read(handle, value.data()) != MPI_SUCCESS) value.clear();
-  MPI_T_cvar_handle_free(&handle);
-  return value.c_str();
+  std::vector<char> value;
+  MPI_Datatype type;
+  if (!read_cvar(name, &value, &type) || type != MPI_CHAR) return "";
+  return value.data();
 }
 
 void print_row(PeerClass peer, const TransportFacts& t, size_t length, bool device) {
