@@ -20,6 +20,11 @@
 
 namespace axon::btl {
 
+namespace detail {
+std::vector<Transport*> routes;
+}  // namespace detail
+using detail::routes;
+
 namespace {
 
 StringParam btl_param{"AXON_BTL", "self,sm",
@@ -34,7 +39,6 @@ void unknown_am(int src, const void*, size_t len) {
 
 AmHandler handlers[kMaxAmIds];
 std::vector<std::unique_ptr<Transport>> transports;
-std::vector<Transport*> routes;  // by world rank
 // Progress: the transports that are some peer's route run on every call;
 // the others (e.g. tcp opened beside verbs, which carries every peer) only
 // every kIdleEvery-th, to accept what a peer might still send them (a
@@ -184,7 +188,6 @@ void finalize() {
   transports.clear();
 }
 
-Transport* route(int world_rank) { return size_t(world_rank) < routes.size() ? routes[world_rank] : nullptr; }
 
 int progress() {
   int n = 0;

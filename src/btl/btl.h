@@ -274,8 +274,14 @@ class DoneQueue {
 int init();
 void finalize();
 
-// The transport that reaches `peer` best, or nullptr.
-Transport* route(int world_rank);
+// The transport that reaches `peer` best, or nullptr. Inline: every
+// message asks.
+namespace detail {
+extern std::vector<Transport*> routes;  // by world rank (btl.cpp)
+}  // namespace detail
+inline Transport* route(int world_rank) {
+  return size_t(world_rank) < detail::routes.size() ? detail::routes[size_t(world_rank)] : nullptr;
+}
 
 // Dynamic processes (src/mpi/dpm/): processes of other jobs are reached
 // over tcp only (opened here on first use when the job did not open it).

@@ -12,13 +12,18 @@
 #include <type_traits>
 
 namespace axon {
+
+namespace detail {
+constinit std::atomic<Datatype* const*> predefined_types{nullptr};
+}  // namespace detail
+
 namespace {
 
 // Predefined handles are integers below this bound (the ABI keeps all of
 // them under 0x400); datatypes occupy 0x200..0x2ff.
 constexpr std::uintptr_t predefined_handle_limit = 0x400;
-constexpr std::uintptr_t datatype_handle_base = 0x200;
-constexpr std::size_t datatype_handle_span = 0x100;
+constexpr std::uintptr_t datatype_handle_base = detail::kPredefinedTypeBase;
+constexpr std::size_t datatype_handle_span = detail::kPredefinedTypeSpan;
 
 std::uintptr_t handle_value(MPI_Datatype handle) { return reinterpret_cast<std::uintptr_t>(handle); }
 
@@ -236,6 +241,7 @@ struct Table {
             entries[i].type.signature_count = 1;
             by_value[handle_value(entries[i].handle) - datatype_handle_base] = &entries[i].type;
         }
+        detail::predefined_types.store(by_value.data(), std::memory_order_release);
     }
 };
 
@@ -279,18 +285,6 @@ std::span<const MPI_Datatype> predefined_datatype_handles() { return table().han
 
 bool is_valid_for_communication(const Datatype* type) {
     return type != nullptr && (type->predefined || type->committed);
-}
-
-bool bytes_for_count(const Datatype& type, std::size_t count, std::size_t* bytes) {
-    std::size_t product = 0;
-    if (__builtin_mul_overflow(type.size, count, &product)) return false;
-    *bytes = product;
-    return true;
-}
-
-bool bytes_for_count(const Datatype& type, MPI_Count count, std::size_t* bytes) {
-    if (count < 0) return false;
-    return bytes_for_count(type, static_cast<std::size_t>(count), bytes);
 }
 
 void pack_items(const Datatype& type, const void* user, std::size_t count, void* packed) {

@@ -163,6 +163,25 @@ struct Datatype {
 Datatype* datatype_from_handle(MPI_Datatype handle);
 MPI_Datatype to_handle(const Datatype* type);
 
+// The predefined types indexed by handle value - 0x200 (the ABI numbers
+// them in [0x200, 0x300)), published once the table is built (at its first
+// use), null before. predefined_type() reads it inline: every send and
+// receive looks its type up, and through datatype_from_handle and the
+// table's guard that cost ~35 instructions per message (callgrind).
+namespace detail {
+inline constexpr std::uintptr_t kPredefinedTypeBase = 0x200;
+inline constexpr std::uintptr_t kPredefinedTypeSpan = 0x100;
+extern std::atomic<Datatype* const*> predefined_types;
+}  // namespace detail
+// The predefined type behind `handle`, or nullptr (not a predefined value,
+// a gap in the numbering, or the table not built yet): then ask
+// datatype_from_handle.
+inline Datatype* predefined_type(MPI_Datatype handle) {
+  const std::uintptr_t index = reinterpret_cast<std::uintptr_t>(handle) - detail::kPredefinedTypeBase;
+  Datatype* const* table = detail::predefined_types.load(std::memory_order_acquire);
+  return index < detail::kPredefinedTypeSpan && table ? table[index] : nullptr;
+}
+
 // True when `handle` is one of the ABI's predefined datatype constants.
 bool is_predefined_handle(MPI_Datatype handle);
 
@@ -173,8 +192,13 @@ std::span<const MPI_Datatype> predefined_datatype_handles();
 bool is_valid_for_communication(const Datatype* type);
 
 // bytes = type.size * count, false on overflow (or a negative count).
-bool bytes_for_count(const Datatype& type, std::size_t count, std::size_t* bytes);
-bool bytes_for_count(const Datatype& type, MPI_Count count, std::size_t* bytes);
+// Inline: every send computes it.
+inline bool bytes_for_count(const Datatype& type, std::size_t count, std::size_t* bytes) {
+  return !__builtin_mul_overflow(type.size, count, bytes);
+}
+inline bool bytes_for_count(const Datatype& type, MPI_Count count, std::size_t* bytes) {
+  return count >= 0 && bytes_for_count(type, static_cast<std::size_t>(count), bytes);
+}
 
 // Copy `count` items laid out as `type` from `user` into the dense buffer
 // `packed` (type.size * count bytes), and back. Holes are neither read nor

@@ -3,7 +3,7 @@
 
 namespace axon::mpi {
 
-int check_datatype(MPI_Datatype handle, Datatype** out) {
+int check_any_datatype(MPI_Datatype handle, Datatype** out) {
   Datatype* t = datatype_from_handle(handle);
   if (!t || !is_valid_for_communication(t)) return MPI_ERR_TYPE;
   *out = t;

@@ -10,9 +10,14 @@
 
 namespace axon::mpi {
 
+namespace detail {
+Comm world_comm;
+Comm self_comm;
+}  // namespace detail
+
 namespace {
-Comm world;
-Comm self;
+Comm& world = detail::world_comm;
+Comm& self = detail::self_comm;
 
 // Context ids of the predefined communicators; ids from 16 up are free for
 // communicators created at run time.
@@ -21,14 +26,6 @@ constexpr uint32_t kWorldP2p = 0, kWorldColl = 1, kSelfP2p = 2, kSelfColl = 3;
 
 Comm* comm_world() { return &world; }
 Comm* comm_self() { return &self; }
-
-Comm* comm_from_handle(MPI_Comm h) {
-  if (h == MPI_COMM_WORLD) return world.magic == kCommMagic && world.size() > 0 ? &world : nullptr;
-  if (h == MPI_COMM_SELF) return self.magic == kCommMagic && self.size() > 0 ? &self : nullptr;
-  if (!may_be_object<Comm>(h)) return nullptr;
-  auto* c = reinterpret_cast<Comm*>(h);
-  return c->magic == kCommMagic ? c : nullptr;
-}
 
 void comms_init() {
   const rte::Job& job = rte::job();

@@ -103,7 +103,23 @@ struct Comm {
 
 void coll_comm_destroy(Comm* c);  // src/mpi/coll.cpp: frees c->coll_state
 coll::CommState* coll_state_of(Comm* c);  // src/mpi/coll.cpp: created on first use
-Comm* comm_from_handle(MPI_Comm handle);
+// The communicator behind a handle, or nullptr (garbage, freed, or a
+// predefined one outside MPI_Init..MPI_Finalize). Inline: every call on a
+// communicator starts here.
+namespace detail {
+extern Comm world_comm, self_comm;  // comm.cpp
+}  // namespace detail
+inline Comm* comm_from_handle(MPI_Comm handle) {
+  Comm* c;
+  if (handle == MPI_COMM_WORLD) c = &detail::world_comm;
+  else if (handle == MPI_COMM_SELF) c = &detail::self_comm;
+  else {
+    if (!may_be_object<Comm>(handle)) return nullptr;
+    c = reinterpret_cast<Comm*>(handle);
+    return c->magic == kCommMagic ? c : nullptr;
+  }
+  return c->magic == kCommMagic && c->size() > 0 ? c : nullptr;
+}
 Comm* comm_world();
 Comm* comm_self();
 // Sets up MPI_COMM_WORLD and MPI_COMM_SELF once the job is known.

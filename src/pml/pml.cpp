@@ -19,6 +19,12 @@ namespace axon::pml {
 
 void on_reply(int am_id, const void* msg);
 
+namespace detail {
+RequestPool request_pool;
+}  // namespace detail
+using detail::RequestPool;
+using detail::request_pool;
+
 namespace {
 
 // MPI_Cancel of a send asks the receiver whether the message still waits
@@ -32,7 +38,6 @@ IntParam cancel_wait_param{"AXON_CANCEL_WAIT_MS", 1000,
                            "whether the message was withdrawn; past that the request completes when the answer "
                            "comes. 0: return at once"};
 
-std::vector<Request*> request_pool;
 Request* live_requests = nullptr;  // sends that waited, until released (track_pending_send)
 
 void am_eager(int src, const void* m, size_t n) { on_match_message(kAmEager, src, m, n); }
@@ -148,8 +153,8 @@ void finalize() {
   device_states_free();
   reset_rails();  // a re-initialised runtime (sessions) opens new transports
   peer_traffic.clear();  // and counts afresh (the report was written before)
-  for (Request* r : request_pool) delete r;
-  request_pool.clear();
+  for (size_t i = 0; i < request_pool.count; ++i) delete request_pool.slots[i];
+  request_pool.count = 0;
   live_requests = nullptr;  // the ones never released stay where their owner left them
 }
 
@@ -171,28 +176,6 @@ void describe_pending_sends(std::string* out) {
   *out += lines.empty() ? "  pending sends: none\n" : "  pending sends:\n" + lines;
 }
 
-// The pool is shared by every thread: both ends take the PML lock themselves
-// (recursive, a no-op below MPI_THREAD_MULTIPLE), since many callers (MPI_*
-// request constructors, idup, collectives' entry points) run outside it. Two
-// threads popping the same entry handed one Request to two operations: a
-// receive freed by one while still posted by the other (MPICH's
-// threads/comm/idup_nb crashed in deliver()).
-Request* request_alloc(Request::Kind kind) {
-  progress::Guard guard;
-  Request* r;
-  if (!request_pool.empty()) {
-    r = request_pool.back();
-    request_pool.pop_back();
-    r->~Request();
-    new (r) Request;
-  } else {
-    r = new Request;
-  }
-  r->magic = kRequestMagic;
-  r->kind = kind;
-  return r;
-}
-
 // Only sends that wait (queued, or for an ack, a FIN or a CTS) are linked:
 // an eager send completes at once and never pays for the list.
 void track_pending_send(Request* r) {
@@ -203,9 +186,12 @@ void track_pending_send(Request* r) {
   live_requests = r;
 }
 
-void request_release(Request* r) {
-  progress::Guard guard;
-  if (r->live) [[unlikely]] {
+namespace {
+// What a request may hold besides itself: a place in the pending-send list,
+// a packed copy, device state, a derived type. Out of line: an eager send's
+// request holds none of them, and its release then saves no registers.
+[[gnu::noinline]] void release_holdings(Request* r) {
+  if (r->live) {
     if (r->live_prev) r->live_prev->live_next = r->live_next;
     else live_requests = r->live_next;
     if (r->live_next) r->live_next->live_prev = r->live_prev;
@@ -218,9 +204,16 @@ void request_release(Request* r) {
   }
   if (r->device_state) device_complete(r);  // never completed (e.g. a persistent request never started)
   datatype_release(const_cast<Datatype*>(r->type));
+}
+}  // namespace
+
+void request_release(Request* r) {
+  progress::Guard guard;
+  if (r->live || r->staging || r->device_state || (r->type && !r->type->predefined)) [[unlikely]]
+    release_holdings(r);
   r->type = nullptr;
   r->magic = kRequestFreed;
-  if (request_pool.size() < 1024) request_pool.push_back(r);
+  if (request_pool.count < RequestPool::kCapacity) [[likely]] request_pool.slots[request_pool.count++] = r;
   else delete r;
 }
 
@@ -329,48 +322,6 @@ int add_peer(int id, const std::vector<uint8_t>& card) {
   // Per-peer PML state (sequence numbers, queues) grows on first use: what
   // a new process needs first is a route.
   return btl::add_peer(id, card) == 0 ? MPI_SUCCESS : MPI_ERR_INTERN;
-}
-
-namespace {
-// Whether a send may try the eager path without a request (send_immediate):
-// contiguous host data to a real peer; `bytes` its length.
-bool immediate_candidate(const void* buf, MPI_Count count, const Datatype* type, int dest, size_t* bytes) {
-  return dest != kProcNull && type->contiguous && !accel::on_device(buf) && bytes_for_count(*type, count, bytes);
-}
-}  // namespace
-
-bool try_send_now(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Context* ctx) {
-  size_t bytes = 0;
-  if (!immediate_candidate(buf, count, type, dest, &bytes)) return false;
-  progress::Guard guard;
-  return send_immediate(buf, bytes, dest, tag, ctx) == kOk;
-}
-
-Request* isend_now(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Context* ctx) {
-  size_t bytes = 0;
-  if (!immediate_candidate(buf, count, type, dest, &bytes)) return nullptr;
-  progress::Guard guard;
-  uint32_t seq = 0;
-  if (send_immediate(buf, bytes, dest, tag, ctx, &seq) != kOk) return nullptr;
-  // The request of a message that is out already: what MPI_Wait's status
-  // and MPI_Cancel read (cancel_send withdraws an eager message still
-  // unmatched at the receiver by its context, rank and sequence number).
-  Request* r = request_alloc(Request::Kind::Send);
-  r->source = kAnySource;
-  r->tag = kAnyTag;
-  r->buffer = const_cast<void*>(buf);
-  r->count = count;
-  r->type = type;  // held as every request holds it (request_release drops it)
-  datatype_retain(const_cast<Datatype*>(type));
-  r->length = r->bytes = bytes;
-  r->peer = dest;
-  r->match_tag = tag;
-  r->ctx = ctx;
-  r->dest_world = ctx->world_of[dest];
-  r->seq = seq;
-  r->state = kSendEagerSent;
-  r->complete.store(true, std::memory_order_relaxed);
-  return r;
 }
 
 int send(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Context* ctx,

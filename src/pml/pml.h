@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <new>
 #include <vector>
 
 #include "base/handle.h"
@@ -174,10 +175,40 @@ void cancel(Request* req);
 // send or a receive from one peer polls while that peer runs elsewhere).
 void wait(Request* req);
 
-Request* request_alloc(Request::Kind kind);
-void request_release(Request* req);
 constexpr uint32_t kRequestMagic = 0x52455155u;  // "REQU": a live request
 constexpr uint32_t kRequestFreed = 0xDEAD5155u;  // back in the pool
+// A fresh request from the pool. The pool is shared by every thread: both
+// ends take the PML lock themselves (recursive, a no-op below
+// MPI_THREAD_MULTIPLE), since many callers (MPI_* request constructors,
+// idup, collectives' entry points) run outside it. Two threads popping the
+// same entry handed one Request to two operations: a receive freed by one
+// while still posted by the other (MPICH's threads/comm/idup_nb crashed in
+// deliver()). Inline: every nonblocking call takes one.
+namespace detail {
+// Released requests, reused (a fixed array: releasing never reallocates).
+struct RequestPool {
+  static constexpr size_t kCapacity = 1024;
+  size_t count = 0;
+  Request* slots[kCapacity];
+};
+extern RequestPool request_pool;  // pml.cpp
+}  // namespace detail
+inline Request* request_alloc(Request::Kind kind) {
+  progress::Guard guard;
+  Request* r;
+  detail::RequestPool& pool = detail::request_pool;
+  if (pool.count > 0) [[likely]] {
+    r = pool.slots[--pool.count];
+    r->~Request();
+    new (r) Request;
+  } else {
+    r = new Request;
+  }
+  r->magic = kRequestMagic;
+  r->kind = kind;
+  return r;
+}
+void request_release(Request* req);
 inline bool request_valid(const Request* req) { return may_be_object<Request>(req) && req->magic == kRequestMagic; }
 // Marks a request complete and runs its completion callback.
 void request_complete(Request* req);

@@ -459,7 +459,12 @@ void send_reply(int dest_world, int am_id, uint64_t sender_request, uint64_t rec
   send_control(dest_world, am_id, &info, sizeof info);
 }
 
-int send_immediate(const void* buf, size_t len, int dest, int tag, Context* ctx, uint32_t* seq) {
+namespace {
+// The eager send without a request. Inlined into MPI_Send's and MPI_Isend's
+// fast paths below (as a call it cost two more prologues per message);
+// send_immediate is the same for the pml's other callers.
+[[gnu::always_inline]] inline int send_now(const void* buf, size_t len, int dest, int tag, Context* ctx,
+                                           uint32_t* seq) {
   int dest_world = ctx->world_of[dest];
   if (size_t(dest_world) < queued_to.size() && queued_to[dest_world] > 0) return kAgain;
   btl::Transport* t = btl::route(dest_world);
@@ -477,6 +482,51 @@ int send_immediate(const void* buf, size_t len, int dest, int tag, Context* ctx,
       explain_send(dest_world, len, SendMode::Standard, true, nullptr, t);
   }
   return rc;
+}
+
+// Whether a send may try the eager path without a request (send_immediate):
+// contiguous host data to a real peer; `bytes` its length.
+bool immediate_candidate(const void* buf, MPI_Count count, const Datatype* type, int dest, size_t* bytes) {
+  return dest != kProcNull && type->contiguous && !accel::on_device(buf) && bytes_for_count(*type, count, bytes);
+}
+}  // namespace
+
+int send_immediate(const void* buf, size_t len, int dest, int tag, Context* ctx, uint32_t* seq) {
+  return send_now(buf, len, dest, tag, ctx, seq);
+}
+
+bool try_send_now(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Context* ctx) {
+  size_t bytes = 0;
+  if (!immediate_candidate(buf, count, type, dest, &bytes)) return false;
+  progress::Guard guard;
+  return send_now(buf, bytes, dest, tag, ctx, nullptr) == kOk;
+}
+
+Request* isend_now(const void* buf, MPI_Count count, const Datatype* type, int dest, int tag, Context* ctx) {
+  size_t bytes = 0;
+  if (!immediate_candidate(buf, count, type, dest, &bytes)) return nullptr;
+  progress::Guard guard;
+  uint32_t seq = 0;
+  if (send_now(buf, bytes, dest, tag, ctx, &seq) != kOk) return nullptr;
+  // The request of a message that is out already: what MPI_Wait's status
+  // and MPI_Cancel read (cancel_send withdraws an eager message still
+  // unmatched at the receiver by its context, rank and sequence number).
+  Request* r = request_alloc(Request::Kind::Send);
+  r->source = kAnySource;
+  r->tag = kAnyTag;
+  r->buffer = const_cast<void*>(buf);
+  r->count = count;
+  r->type = type;  // held as every request holds it (request_release drops it)
+  datatype_retain(const_cast<Datatype*>(type));
+  r->length = r->bytes = bytes;
+  r->peer = dest;
+  r->match_tag = tag;
+  r->ctx = ctx;
+  r->dest_world = ctx->world_of[dest];
+  r->seq = seq;
+  r->state = kSendEagerSent;
+  r->complete.store(true, std::memory_order_relaxed);
+  return r;
 }
 
 int start_send(Request* r) {

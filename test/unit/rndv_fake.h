@@ -181,6 +181,8 @@ struct Pack {
 inline std::vector<Pack> packs;
 
 inline std::unique_ptr<FakeTransport> transport;
+// Every world rank a case names is routed to the fake transport.
+inline constexpr size_t kFakeRanks = 64;
 inline std::vector<Control> controls;
 inline std::vector<Finish> finished_recvs;
 inline std::vector<Finish> finished_sends;
@@ -190,6 +192,7 @@ inline int pinned_frees = 0;
 // A fresh transport and empty records for the next case.
 inline FakeTransport& fresh(const btl::Caps& caps) {
   transport = std::make_unique<FakeTransport>(caps);
+  btl::detail::routes.assign(kFakeRanks, transport.get());  // btl::route() reads it
   pml::reset_rails();  // the new transport may reuse the old one's address
   controls.clear();
   packs.clear();
