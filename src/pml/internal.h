@@ -75,6 +75,9 @@ bool cancel_answered(const Request* r);
 
 // Delivers a message (arrived or unexpected) into a matched receive.
 void deliver(Request* recv, Message& m, const void* eager_payload, size_t payload_len);
+// The same for a standard eager message matched as it arrives (no Message
+// is built: match.cpp's fast path for kAmEagerShort).
+void deliver_eager(Request* recv, const MatchHeader& h, const void* payload, size_t payload_len);
 
 // Sends a control reply; queued and retried when the transport is full.
 void send_reply(int dest_world, int am_id, uint64_t sender_request, uint64_t receiver_request);

@@ -338,8 +338,10 @@ void finish_send(Request* r) {
   request_complete(r);
 }
 
-void deliver(Request* r, Message& m, const void* payload, size_t payload_len) {
-  const MatchHeader& h = m.header;
+namespace {
+// What matching settles for any protocol: the status's source and tag,
+// truncation, and the bytes that will land (returned).
+size_t accept_match(Request* r, const MatchHeader& h) {
   r->source = h.source;
   r->tag = h.tag;
   size_t n = std::min<size_t>(h.length, r->length);
@@ -355,13 +357,30 @@ void deliver(Request* r, Message& m, const void* payload, size_t payload_len) {
     MPI_Count items = 0;
     if (!count_elements(*r->type, h.length, &items)) r->truncated = true;
   }
+  return n;
+}
+
+// An eager payload into the receive buffer (unpacked, copied to the device,
+// or copied); its byte count set.
+void take_eager(Request* r, const void* payload, size_t n) {
+  if (n && non_contiguous(r) && !r->staging) unpack_bytes(*r->type, payload, n, r->buffer);
+  else if (n && r->device) {
+    if (accel::copy_from_host(r->buffer, payload, n) != 0) r->error = MPI_ERR_OTHER;
+  } else if (n) std::memcpy(recv_data(r), payload, n);
+  r->bytes = n;
+}
+}  // namespace
+
+void deliver_eager(Request* r, const MatchHeader& h, const void* payload, size_t payload_len) {
+  take_eager(r, payload, std::min(accept_match(r, h), payload_len));
+  finish_recv(r);
+}
+
+void deliver(Request* r, Message& m, const void* payload, size_t payload_len) {
+  const MatchHeader& h = m.header;
+  size_t n = accept_match(r, h);
   if (m.am_id != kAmRts && m.am_id != kAmRtsDevice) {
-    n = std::min(n, payload_len);
-    if (n && non_contiguous(r) && !r->staging) unpack_bytes(*r->type, payload, n, r->buffer);
-    else if (n && r->device) {
-      if (accel::copy_from_host(r->buffer, payload, n) != 0) r->error = MPI_ERR_OTHER;
-    } else if (n) std::memcpy(recv_data(r), payload, n);
-    r->bytes = n;
+    take_eager(r, payload, std::min(n, payload_len));
     if (m.synchronous) send_reply(m.source_world, kAmSyncAck, m.sender_request, 0);
     finish_recv(r);
     return;

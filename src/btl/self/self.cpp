@@ -56,7 +56,15 @@ class SelfTransport final : public Transport {
     int handled = done_.run();
     // (Every progress call passes here: an empty queue costs one compare,
     // not deque::size()'s arithmetic.)
-    if (queue_.empty()) return handled;
+    if (queue_.empty()) [[likely]] return handled;
+    return handled + deliver_queued();
+  }
+
+ private:
+  // Out of line, so that the empty progress call above saves no registers
+  // (it ran 25 instructions per call with the loop inlined, callgrind).
+  [[gnu::noinline]] int deliver_queued() {
+    int handled = 0;
     // Handlers may send to self again; only deliver what was queued before.
     for (size_t n = queue_.size(); n > 0 && !queue_.empty(); --n) {
       Message m = std::move(queue_.front());
@@ -67,7 +75,6 @@ class SelfTransport final : public Transport {
     return handled;
   }
 
- private:
   DoneQueue done_;  // get()s copied at once, their callbacks due
   struct Message {
     int am_id;
