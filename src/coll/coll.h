@@ -58,6 +58,9 @@ struct Args {
   // on GPU buffers staged to host memory whose local combine steps run as
   // GPU kernels (accel::combine_on_device).
   bool device_combine = false;
+  // Set by this layer (device_reduce.cpp): a reduction whose buffers are
+  // GPU memory runs with them where they are (device scratch, GPU kernels).
+  bool device_resident = false;
   bool operator==(const Args&) const = default;
 };
 
