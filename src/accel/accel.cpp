@@ -135,16 +135,21 @@ struct Export {
   IpcHandle handle;
 };
 std::unordered_map<uintptr_t, Export> exports;  // by allocation base
-// Peer allocations mapped here. An open mapping keeps the peer's memory
-// allocated even after the peer frees it, so the least recently used are
-// closed beyond kMaxMappings (copies are synchronous: none is in use then).
+// Peer allocations mapped here, by (peer, the allocation's base in the
+// peer). An open mapping keeps the peer's memory allocated even after the
+// peer frees it. A freed allocation's address comes back in a later
+// cuMemAlloc with another buffer id: the handle for it closes the stale
+// mapping (ipc_open), so mappings of freed allocations do not pile up
+// while their addresses are reused; beyond AXON_ACCEL_IPC_MAPPINGS the
+// least recently used are closed (copies are synchronous: none is in use
+// then).
 struct Mapping {
-  CUdeviceptr base;
+  CUdeviceptr base;  // here
+  uint64_t buffer_id;
   uint64_t last_use;
 };
-std::map<std::pair<int, std::array<uint8_t, 64>>, Mapping> opened;
+std::map<std::pair<int, uint64_t>, Mapping> opened;
 uint64_t mapping_clock = 0;
-constexpr size_t kMaxMappings = 256;
 
 const char* error_name(CUresult rc) {
   const char* s = nullptr;
@@ -571,6 +576,8 @@ bool ipc_export(const void* p, IpcHandle* h) {
   static_assert(sizeof mh == sizeof e.handle.bytes);
   std::memcpy(e.handle.bytes, &mh, sizeof mh);
   e.handle.alloc_size = size;
+  e.handle.base = static_cast<uint64_t>(base);
+  e.handle.buffer_id = buffer_id;
   {
     std::lock_guard<std::mutex> guard(lock);
     exports.insert_or_assign(base, e);
@@ -580,20 +587,35 @@ bool ipc_export(const void* p, IpcHandle* h) {
   return true;
 }
 
+namespace {
+// Closes one cached mapping. Caller holds `lock`.
+void close_mapping_locked(std::map<std::pair<int, uint64_t>, Mapping>::iterator it) {
+  if (cu.cuIpcCloseMemHandle) {
+    CUresult rc = cu.cuIpcCloseMemHandle(it->second.base);
+    if (rc != CUDA_SUCCESS) log::debug(1, "accel: closing an IPC mapping failed: %s", error_name(rc));
+  }
+  opened.erase(it);
+}
+}  // namespace
+
 void* ipc_open(int peer_world, const IpcHandle& h) {
   if (!started_on() || !ipc_enabled()) return nullptr;
   std::lock_guard<std::mutex> guard(lock);
-  std::pair<int, std::array<uint8_t, 64>> key{peer_world, {}};
-  std::memcpy(key.second.data(), h.bytes, sizeof h.bytes);
+  const std::pair<int, uint64_t> key{peer_world, h.base};
   auto it = opened.find(key);
+  if (it != opened.end() && it->second.buffer_id != h.buffer_id) {
+    // The peer freed the allocation we mapped and has a new one at its
+    // address: the old mapping only keeps dead memory alive.
+    close_mapping_locked(it);
+    it = opened.end();
+  }
   if (it == opened.end()) {
     if (!ensure_context()) return nullptr;
-    if (opened.size() >= kMaxMappings) {
-      auto oldest = std::min_element(opened.begin(), opened.end(), [](const auto& a, const auto& b) {
+    const auto cap = static_cast<size_t>(ipc_mappings_param.get());
+    while (!opened.empty() && opened.size() >= cap) {
+      close_mapping_locked(std::min_element(opened.begin(), opened.end(), [](const auto& a, const auto& b) {
         return a.second.last_use < b.second.last_use;
-      });
-      if (cu.cuIpcCloseMemHandle) cu.cuIpcCloseMemHandle(oldest->second.base);
-      opened.erase(oldest);
+      }));
     }
     CUipcMemHandle mh;
     std::memcpy(&mh, h.bytes, sizeof mh);
@@ -603,7 +625,7 @@ void* ipc_open(int peer_world, const IpcHandle& h) {
       log::debug(1, "accel: cannot open the IPC handle of rank %d: %s", peer_world, error_name(rc));
       return nullptr;
     }
-    it = opened.emplace(key, Mapping{base, 0}).first;
+    it = opened.emplace(key, Mapping{base, h.buffer_id, 0}).first;
   }
   it->second.last_use = ++mapping_clock;
   return reinterpret_cast<void*>(it->second.base + h.offset);

@@ -95,8 +95,14 @@ struct IpcHandle {
   uint8_t bytes[64];    // CUipcMemHandle of the allocation holding the buffer
   uint64_t offset;      // of the buffer from the allocation's start
   uint64_t alloc_size;  // of the allocation
+  // The allocation's base address in the sender and its
+  // CU_POINTER_ATTRIBUTE_BUFFER_ID: a handle for a base the receiver has
+  // mapped under another buffer id names a new allocation at a reused
+  // address (the old one was freed), whose stale mapping is closed then.
+  uint64_t base;
+  uint64_t buffer_id;
 };
-static_assert(sizeof(IpcHandle) == 80);
+static_assert(sizeof(IpcHandle) == 96);
 
 // Whether device buffers may be moved with IPC (AXON_ACCEL_IPC).
 bool ipc_enabled();
@@ -104,8 +110,11 @@ bool ipc_enabled();
 // False when the driver refuses (memory not from cuMemAlloc, e.g. VMM or
 // managed): the caller stages instead.
 bool ipc_export(const void* p, IpcHandle* h);
-// Maps the peer's buffer (mappings are cached per peer and allocation and
-// closed at finalize) and returns its address here, or nullptr.
+// Maps the peer's buffer and returns its address here, or nullptr.
+// Mappings are cached per (peer, allocation base): a handle with another
+// buffer id for a cached base closes the old mapping first (that
+// allocation was freed), and beyond AXON_ACCEL_IPC_MAPPINGS the least
+// recently used one is closed; the rest close at finalize.
 void* ipc_open(int peer_world, const IpcHandle& h);
 
 // GPUDirect RDMA groundwork (not used by a transport yet): a dma-buf file

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include "accel/accel.h"
@@ -473,7 +474,12 @@ int reduce(const Op& op, const void* in, void* inout, size_t count, const Dataty
 // Device scratch is kept for reuse by power-of-two size class: cuMemAlloc
 // and cuMemFree cost tens of microseconds (cuMemFree waits for the GPU),
 // and a reused buffer keeps its IPC handle, so a peer that mapped it once
-// finds the mapping in its cache. At most kPooledScratch buffers stay.
+// finds the mapping in its cache. At most kPooledScratch buffers stay, the
+// most recently returned: a full pool gives up its oldest buffer for the
+// one coming back (keeping the oldest instead would leave a pool filled
+// by earlier sizes, and every call of a new size would allocate and free
+// its scratch: a steady stream of device-resident reductions did).
+// Buffers are taken newest first.
 namespace {
 constexpr size_t kPooledScratch = 8;
 constexpr size_t kMinScratch = 4096;
@@ -491,10 +497,10 @@ void* scratch_alloc(size_t bytes) {
   std::unique_lock<std::mutex> guard = lock_kernels(&stream);
   if (!guard.owns_lock()) return nullptr;
   const size_t size = scratch_class(bytes);
-  for (auto it = scratch_pool.begin(); it != scratch_pool.end(); ++it) {
+  for (auto it = scratch_pool.rbegin(); it != scratch_pool.rend(); ++it) {
     if (it->bytes == size) {
       CUdeviceptr p = it->p;
-      scratch_pool.erase(it);
+      scratch_pool.erase(std::next(it).base());
       return reinterpret_cast<void*>(p);
     }
   }
@@ -515,11 +521,11 @@ void scratch_free(void* p, size_t bytes) {
   // No context can be made current (a driver in a broken state): the
   // driver could not free it either, and the pool needs the lock.
   if (!guard.owns_lock()) return;
-  if (scratch_pool.size() < kPooledScratch) {
-    scratch_pool.push_back({reinterpret_cast<CUdeviceptr>(p), scratch_class(bytes)});
-    return;
+  if (scratch_pool.size() >= kPooledScratch) {
+    if (cu.cuMemFree) cu.cuMemFree(scratch_pool.front().p);
+    scratch_pool.erase(scratch_pool.begin());
   }
-  if (cu.cuMemFree) cu.cuMemFree(reinterpret_cast<CUdeviceptr>(p));
+  scratch_pool.push_back({reinterpret_cast<CUdeviceptr>(p), scratch_class(bytes)});
 }
 
 void finalize() {

@@ -12,6 +12,10 @@ StringParam library_param{"AXON_ACCEL_CUDA_LIBRARY", "libcuda.so.1",
 BoolParam ipc_param{"AXON_ACCEL_IPC", true,
                     "Move device buffers between ranks of one node with CUDA IPC (0: always stage "
                     "through pinned host memory)"};
+IntParam ipc_mappings_param{"AXON_ACCEL_IPC_MAPPINGS", 256, Range{1, 1 << 20},
+                            "Most CUDA IPC mappings of peers' GPU allocations a process keeps open (the least "
+                            "recently used is closed beyond it; an open mapping keeps a freed allocation's memory "
+                            "alive in the peer)"};
 SizeParam eager_param{"AXON_ACCEL_EAGER_LIMIT", 8192,
                       "Device messages up to this size go eager through one synchronous copy "
                       "(capped by the transport's eager limit)"};

@@ -8,6 +8,7 @@ namespace axon::accel {
 extern BoolParam enable_param;
 extern StringParam library_param;
 extern BoolParam ipc_param;
+extern IntParam ipc_mappings_param;
 extern SizeParam eager_param;
 extern SizeParam chunk_param;
 extern SizeParam bounce_param;

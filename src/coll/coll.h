@@ -10,7 +10,9 @@
 // the selection. Blocking barrier / bcast / reduce / allreduce may instead
 // run node-level (src/coll/shm.h: a shared-memory segment per communicator
 // and node, hierarchical across nodes); that state lives in CommState.
-// A call on GPU buffers runs on host copies of them (device_staging.cpp).
+// A call on GPU buffers runs on host copies of them (device_staging.cpp),
+// or, for a reduction the GPU kernels can do, on the buffers themselves
+// (device_reduce.cpp).
 // Neighbourhood collectives come as NeighborArgs (neighbor.cpp).
 #pragma once
 
@@ -58,6 +60,9 @@ struct Args {
   // on GPU buffers staged to host memory whose local combine steps run as
   // GPU kernels (accel::combine_on_device).
   bool device_combine = false;
+  // Set by this layer (device_reduce.cpp): a reduction whose buffers are
+  // GPU memory runs with them where they are (device scratch, GPU kernels).
+  bool device_resident = false;
   bool operator==(const Args&) const = default;
 };
 
@@ -96,7 +101,8 @@ const CallTally* tallies(const CommState* state);
 
 // Blocking collective. Here, in post and in init, buffers in GPU memory
 // are staged through host copies (the copy back: when the call returns, or
-// in the last round of the request's schedule).
+// in the last round of the request's schedule), except for the reductions
+// that run on the device buffers themselves (device_reduce.cpp).
 int run(CommState* state, const Args& args);
 // Blocking bcast of a contiguous predefined message on an
 // intracommunicator whose previous collective was a blocking bcast of as

@@ -1,7 +1,9 @@
 // The layer's entry points: a call becomes a schedule (select.cpp picks the
 // builder), which runs to completion (blocking), from pml progress
 // (nonblocking) or at every MPI_Start (persistent). A call on GPU buffers
-// runs on host copies (device_staging.cpp) with the copies around it.
+// runs on host copies (device_staging.cpp) with the copies around it, or,
+// for a reduction the GPU kernels can do, on the device buffers themselves
+// (device_reduce.cpp).
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -62,6 +64,7 @@ int build(CommState* st, const Args& a, std::unique_ptr<Schedule>* out, const Al
   auto s = std::make_unique<Schedule>(st->inter() ? st->local : st->coll, a.op);
   s->state = st;
   s->device_combine = a.device_combine;
+  s->device_resident = a.device_resident;
   retain_types(*s, a);
   if (before) {
     s->local(std::move(*before));
@@ -282,10 +285,48 @@ int run_host(CommState* state, const Args& args) {
 // group's on an intercommunicator).
 int peers(const CommState* st) { return st->coll->size(); }
 
+// A blocking reducing call on GPU buffers that runs resident
+// (device_reduce.cpp); false when it is to be staged. "all": the schedule
+// of the nonblocking choice (build() selects it). "matched": the algorithm
+// a host rank of this call runs, as run_host picks it, unless that is the
+// node segment or a direct version (host memory only).
+bool run_resident(CommState* state, const Args& args, int* rc) {
+  const Resident mode = device_resident_mode(args, state);
+  if (mode == Resident::off) return false;
+  const Algorithm* alg = nullptr;
+  *rc = MPI_SUCCESS;
+  if (mode == Resident::matched) {
+    const bool rooted = args.kind == Kind::reduce || args.kind == Kind::allreduce;
+    // (As run_host: every rank computes the topology at the same call.)
+    if (rooted && (!state->node || !state->node->topo.known))
+      if ((*rc = node_topology(state)) != MPI_SUCCESS) return true;
+    Choice c;
+    if ((*rc = select_algorithm(args, state, true, &c)) != MPI_SUCCESS) return true;
+    if (c.alg->node()) return false;
+    if (rooted && c.why && direct_fits(state, args.kind, args.recvtype, payload_bytes(args.recvcount, args.recvtype)))
+      return false;
+    explain_choice(args, state, c);
+    alg = c.alg;
+  }
+  Args dev = args;
+  dev.device_resident = true;
+  count_device_resident(dev);
+  std::unique_ptr<Schedule> s;
+  if ((*rc = build(state, dev, &s, alg)) != MPI_SUCCESS) return true;
+  int tag;
+  {
+    progress::Guard guard;
+    tag = state->next_tag();
+  }
+  *rc = run_to_completion(*s, tag);
+  return true;
+}
+
 }  // namespace
 
 int run(CommState* state, const Args& args) {
   if (__builtin_expect(!names_device_memory(args), 1)) return run_host(state, args);
+  if (int rc; run_resident(state, args, &rc)) return rc;
   Args host = args;
   std::unique_ptr<DeviceStaging> staging;
   if (int rc = stage_device_buffers(&host, peers(state), &staging); rc != MPI_SUCCESS) return rc;
@@ -391,6 +432,14 @@ int init_with_copies(CommState* state, const Args& args, pml::Request** out, std
 
 int post(CommState* state, const Args& args, pml::Request** out) {
   if (__builtin_expect(!names_device_memory(args), 1)) return post_schedule(state, args, out, nullptr);
+  if (device_resident_mode(args, state) != Resident::off) {
+    // Host ranks run the same schedule for a nonblocking call; it may be
+    // kept for reuse like theirs (Args::device_resident is part of the key).
+    Args dev = args;
+    dev.device_resident = true;
+    count_device_resident(dev);
+    return post_schedule(state, dev, out, nullptr);
+  }
   Args host = args;
   std::unique_ptr<DeviceStaging> staging;
   if (int rc = stage_device_buffers(&host, peers(state), &staging); rc != MPI_SUCCESS) return rc;
@@ -406,6 +455,16 @@ pml::Request* init_schedule(std::unique_ptr<Schedule> schedule) {
 }
 
 int init(CommState* state, const Args& args, pml::Request** out) {
+  if (__builtin_expect(names_device_memory(args), 0) && device_resident_mode(args, state) != Resident::off) {
+    // Every start runs the schedule on the device buffers: no copies.
+    Args dev = args;
+    dev.device_resident = true;
+    count_device_resident(dev);
+    std::unique_ptr<Schedule> s;
+    if (int rc = build(state, dev, &s); rc != MPI_SUCCESS) return rc;
+    *out = init_schedule(std::move(s));
+    return MPI_SUCCESS;
+  }
   if (__builtin_expect(names_device_memory(args), 0)) {
     Args host = args;
     std::unique_ptr<DeviceStaging> staging;

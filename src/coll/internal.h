@@ -167,6 +167,17 @@ bool names_device_memory(const Args& a);
 // of the group the per-rank blocks refer to. Returns 0 or an MPI error class.
 int stage_device_buffers(Args* a, int peers, std::unique_ptr<DeviceStaging>* out);
 
+// ---- reductions resident on the device (src/coll/device_reduce.cpp) -------------
+// How a reducing call whose arguments name GPU memory runs: off (staged:
+// device_staging.cpp), or on the device with its data in device memory
+// (Args::device_resident) for every form (all), or only where host ranks
+// of the same call would run the same schedule (matched: the engine
+// compares with the blocking host choice). AXON_COLL_DEVICE_RESIDENT.
+enum class Resident : uint8_t { off, matched, all };
+Resident device_resident_mode(const Args& a, const CommState* st);
+// Counts a call that runs resident (MPI_T axon_coll_device_resident_reductions).
+void count_device_resident(const Args& a);
+
 // Blocking reduce of a small predefined contiguous type sent straight to
 // the root (src/coll/basic.cpp): the direct path's choice on an
 // oversubscribed node (engine.cpp). Same arguments as coll::reduce.

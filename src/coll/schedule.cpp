@@ -26,9 +26,20 @@ Schedule::~Schedule() {
   }
   for (Datatype* t : retained_) datatype_release(t);
   if (op_) op_release(const_cast<Op*>(op_));
+  for (auto& [p, bytes] : device_temps_) accel::kernels::scratch_free(p, bytes);
 }
 
 void* Schedule::temp(size_t bytes) {
+  if (device_resident) {
+    // Device scratch from the kernels' pool: in steady state a call takes
+    // back the buffers the previous one returned (no cuMemAlloc per call).
+    // Without one (the GPU out of memory) host scratch still works, only
+    // slower: the copy and reduce steps below handle either memory.
+    if (void* p = accel::kernels::scratch_alloc(bytes ? bytes : 1)) {
+      device_temps_.emplace_back(p, bytes ? bytes : 1);
+      return p;
+    }
+  }
   // Not value-initialised: scratch is always written before it is read, and
   // zeroing megabytes on every call would cost as much as copying them.
   temps_.emplace_back(new uint8_t[bytes ? bytes : 1]);
@@ -143,11 +154,32 @@ bool Schedule::round_complete() {
   return true;
 }
 
+// A reduce or copy step of a device-resident schedule: the kernels, or
+// accel's device copies (any direction: a temp may be host memory when the
+// device had none to give). Only contiguous types get here (device_reduce.cpp
+// checks), so a copy is one byte range.
+int Schedule::run_device_step(const Step& s) {
+  if (s.kind == StepKind::Reduce)
+    return s.count > 0 ? accel::device_op_apply(*op_, s.src, s.dst, static_cast<size_t>(s.count), *s.type)
+                       : MPI_SUCCESS;
+  size_t from = payload_bytes(s.count, s.type), to = payload_bytes(s.count2, s.type2);
+  if (from != to) return from > to ? MPI_ERR_TRUNCATE : MPI_ERR_OTHER;
+  if (!s.type->contiguous || !s.type2->contiguous) return MPI_ERR_INTERN;
+  if (from == 0) return MPI_SUCCESS;
+  const auto* src = static_cast<const uint8_t*>(s.src) + s.type->true_lb;
+  auto* dst = static_cast<uint8_t*>(s.dst) + s.type2->true_lb;
+  return src == dst || accel::copy(dst, src, from) == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
+}
+
 int Schedule::run_local_steps() {
   size_t begin = round_ == 0 ? 0 : round_end_[round_ - 1];
   for (size_t i = begin; i < round_end_[round_]; ++i) {
     const Step& s = steps_[i];
     int rc = MPI_SUCCESS;
+    if (device_resident && (s.kind == StepKind::Reduce || s.kind == StepKind::Copy)) [[unlikely]] {
+      if ((rc = run_device_step(s)) != MPI_SUCCESS) return rc;
+      continue;
+    }
     switch (s.kind) {
       case StepKind::Reduce:
         if (s.count > 0)

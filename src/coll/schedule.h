@@ -52,6 +52,11 @@ class Schedule {
   const char* tally_algorithm = nullptr;
   // Reduce steps combine with GPU kernels (Args::device_combine).
   bool device_combine = false;
+  // Device-resident (Args::device_resident, src/coll/device_reduce.cpp):
+  // the buffers are GPU memory, scratch comes from the GPU kernels' device
+  // scratch pool, reduce steps run the kernels on device memory and copy
+  // steps are device copies. Set before the builder adds steps.
+  bool device_resident = false;
 
   // ---- building ------------------------------------------------------------
   // Scratch memory owned by the schedule (never null, even for 0 bytes).
@@ -110,6 +115,10 @@ class Schedule {
   std::vector<size_t> round_end_;  // steps_[round_end_[r-1], round_end_[r]) form round r
   std::vector<std::function<int()>> locals_;
   std::vector<std::unique_ptr<uint8_t[]>> temps_;
+  // Device scratch of a device-resident schedule (pointer, size asked for):
+  // back to the pool when the schedule goes.
+  std::vector<std::pair<void*, size_t>> device_temps_;
+  int run_device_step(const Step& s);
   std::vector<Datatype*> retained_;
   // Running state.
   int tag_ = 0;

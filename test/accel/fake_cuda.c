@@ -35,7 +35,9 @@
  * UUIDs, PCI addresses, peer access for axon_info --doctor);
  * FAKE_CUDA_KERNELS=0 makes it refuse the kernel module, FAKE_CUDA_DMABUF=0
  * deny dma-buf support, FAKE_CUDA_STREAMS=0 refuse to create streams,
- * FAKE_CUDA_SYNC_MEMOPS=0 refuse CU_POINTER_ATTRIBUTE_SYNC_MEMOPS. As the
+ * FAKE_CUDA_SYNC_MEMOPS=0 refuse CU_POINTER_ATTRIBUTE_SYNC_MEMOPS,
+ * FAKE_CUDA_REUSE_FREED=1 give a freed device address to the next
+ * allocation of the same size (with a new buffer id). As the
  * real driver, calls that act on "the current context" (allocations,
  * copies, IPC handles, pointer attributes, the legacy stream) fail with
  * CUDA_ERROR_INVALID_CONTEXT on a thread without one. Every entry point
@@ -264,6 +266,30 @@ static void unmap_twice(struct alloc *a)
     if (a->shadow != a->base) munmap((void *)a->shadow, len);
 }
 
+/* Freed device ranges (kept reserved, see unmap_twice), for
+ * FAKE_CUDA_REUSE_FREED=1: a later cuMemAlloc of the same size takes the
+ * most recently freed one, as the real driver commonly hands a freed
+ * address out again (a test of what tells the new allocation from the old
+ * one: its buffer id). */
+struct freed_range { uintptr_t base; size_t len; struct freed_range *next; };
+static struct freed_range *freed;
+
+static int reuse_freed(int fd, size_t len, void **app, void **rw)
+{
+    struct freed_range **pp = &freed;
+    pthread_mutex_lock(&mu);
+    while (*pp && (*pp)->len != len) pp = &(*pp)->next;
+    struct freed_range *f = *pp;
+    if (f) *pp = f->next;
+    pthread_mutex_unlock(&mu);
+    if (!f) return 0;
+    *rw = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    *app = *rw == MAP_FAILED ? MAP_FAILED : mmap((void *)f->base, len, PROT_NONE, MAP_SHARED | MAP_FIXED, fd, 0);
+    free(f);
+    if (*app == MAP_FAILED) { if (*rw != MAP_FAILED) munmap(*rw, len); return 0; }
+    return 1;
+}
+
 static CUresult alloc_shared(CUdeviceptr *p, size_t size, int kind)
 {
     if (!current) return CUDA_ERROR_INVALID_CONTEXT;
@@ -271,7 +297,11 @@ static CUresult alloc_shared(CUdeviceptr *p, size_t size, int kind)
     int fd = memfd_create("fake_cuda", MFD_CLOEXEC);
     if (fd < 0 || ftruncate(fd, (off_t)len) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
     void *m = MAP_FAILED, *rw = MAP_FAILED;
-    if (!map_twice(fd, len, kind == K_MANAGED, &m, &rw)) { close(fd); return CUDA_ERROR_OUT_OF_MEMORY; }
+    if (!(kind == K_DEVICE && fake_knob("FAKE_CUDA_REUSE_FREED", 0) && reuse_freed(fd, len, &m, &rw)) &&
+        !map_twice(fd, len, kind == K_MANAGED, &m, &rw)) {
+        close(fd);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     pthread_mutex_lock(&mu);
     add_locked((uintptr_t)m, (uintptr_t)rw, size, fd, kind);
     pthread_mutex_unlock(&mu);
@@ -302,6 +332,13 @@ EXPORT CUresult cuMemFree(CUdeviceptr p)
     }
     unmap_twice(a);
     close(a->fd);
+    if (a->kind == K_DEVICE && fake_knob("FAKE_CUDA_REUSE_FREED", 0)) {
+        struct freed_range *f = malloc(sizeof *f);
+        f->base = a->base;
+        f->len = a->size ? a->size : 1;
+        f->next = freed;
+        freed = f;
+    }
     remove_locked(a);
     pthread_mutex_unlock(&mu);
     return CUDA_SUCCESS;

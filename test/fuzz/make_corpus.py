@@ -97,7 +97,7 @@ write("corpus", "pml_headers", "eager-sync", bytes([2]) + match(length=3) + stru
 write("corpus", "pml_headers", "rts", bytes([3]) + match(length=1 << 20) +
       struct.pack("<QQQBB6x", 1, 0x7F0000, 5, 0, 2) + struct.pack("<QQ", 65536, 6))
 write("corpus", "pml_headers", "rts-device", bytes([10]) + match(length=1 << 20) +
-      struct.pack("<QQQBB6x", 1, 0x7F0000, 5, 0, 0) + bytes([1]) + b"\0" * 7 + b"\x33" * 80)
+      struct.pack("<QQQBB6x", 1, 0x7F0000, 5, 0, 0) + bytes([1]) + b"\0" * 7 + b"\x33" * 96)
 write("corpus", "pml_headers", "frag", bytes([7]) + struct.pack("<QQ", 0x55, 4096) + b"z" * 64)
 write("corpus", "pml_headers", "fin", bytes([4]) + struct.pack("<QQ", 1, 2))
 write("corpus", "pml_headers", "cancel", bytes([8]) + struct.pack("<QIiII", 1, 1, 1, 0, 0))
