@@ -39,13 +39,14 @@ namespace {
 
 EnumParam resident_param{
     "AXON_COLL_DEVICE_RESIDENT",
-    {"all", "matched", "off"},
+    {"matched", "all", "off"},
     "Reducing collectives whose buffers on a rank are all GPU memory reduce with the GPU kernels on device memory "
-    "(device scratch, device messages through CUDA IPC or staging) instead of host copies. all: every such call, "
-    "with the point-to-point algorithm of a nonblocking call; the ranks of a blocking MPI_Reduce / MPI_Allreduce "
-    "must then all pass GPU buffers or all host buffers (a host rank may take the node segment). matched: only where "
-    "a host rank of the call runs that same algorithm (nonblocking and persistent calls, blocking calls the "
-    "selection gives a point-to-point schedule); the others are staged. off: always staged through host memory."};
+    "(device scratch, device messages through CUDA IPC or staging) instead of host copies. matched (default): "
+    "where a host rank of the call would run that same algorithm (nonblocking and persistent calls, blocking calls "
+    "the selection gives a point-to-point schedule), so ranks may mix host and GPU buffers; the others are staged. "
+    "all: every such call, with the point-to-point algorithm of a nonblocking call; the ranks of a blocking "
+    "MPI_Reduce / MPI_Allreduce must then all pass GPU buffers or all host buffers (a host rank may take the node "
+    "segment). off: always staged through host memory."};
 
 Counter resident_calls{"axon_coll_device_resident_reductions", Counter::Class::Counter,
                        "Reducing collectives on GPU buffers reduced on the device with the data in device memory "
@@ -85,6 +86,7 @@ size_t reduced_bytes(const Args& a) {
 }  // namespace
 
 Resident device_resident_mode(const Args& a, const CommState* st) {
+  // The parameter's values in order: matched, all, off.
   const int mode = resident_param.get();
   if (mode == 2 || !reducing(a.kind) || st->inter() || !a.op || !a.recvtype) return Resident::off;
   // The schedule's copies are byte ranges and the kernels' operands whole
@@ -94,7 +96,7 @@ Resident device_resident_mode(const Args& a, const CommState* st) {
   // A user-defined op runs on the CPU: staged, which also keeps a
   // non-commutative one's operand order as the host algorithms do.
   if (accel::collective_host_reason(*a.op, *a.recvtype, reduced_bytes(a))) return Resident::off;
-  return mode == 1 ? Resident::matched : Resident::all;
+  return mode == 0 ? Resident::matched : Resident::all;
 }
 
 void count_device_resident(const Args& a) {
