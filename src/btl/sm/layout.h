@@ -75,7 +75,11 @@ constexpr size_t kRecordHeader = 8;
 constexpr size_t kRecordAlign = 8;
 constexpr uint32_t kPackedStep = 8;
 
-inline size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+// `v` rounded up to a multiple of `a`, a power of two (every alignment
+// here is: a record step is 8 or a line, layout.cpp checks a peer's). A
+// mask, not a division: record_bytes runs twice per message on each side,
+// and a 64-bit divide by a run-time step cost tens of cycles each time.
+inline size_t round_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
 inline uint64_t record_word(uint32_t am_id, uint32_t length) {
   return kRecordValid | uint64_t(am_id) << 32 | length;
 }
