@@ -193,10 +193,11 @@ struct RequestPool {
 };
 extern RequestPool request_pool;  // pml.cpp
 }  // namespace detail
-inline Request* request_alloc(Request::Kind kind) {
-  progress::Guard guard;
+namespace detail {
+// request_alloc without the lock, for callers that hold it.
+inline Request* take_request(Request::Kind kind) {
   Request* r;
-  detail::RequestPool& pool = detail::request_pool;
+  RequestPool& pool = request_pool;
   if (pool.count > 0) [[likely]] {
     r = pool.slots[--pool.count];
     r->~Request();
@@ -207,6 +208,11 @@ inline Request* request_alloc(Request::Kind kind) {
   r->magic = kRequestMagic;
   r->kind = kind;
   return r;
+}
+}  // namespace detail
+inline Request* request_alloc(Request::Kind kind) {
+  progress::Guard guard;
+  return detail::take_request(kind);
 }
 void request_release(Request* req);
 inline bool request_valid(const Request* req) { return may_be_object<Request>(req) && req->magic == kRequestMagic; }

@@ -505,7 +505,8 @@ namespace {
 
 // Whether a send may try the eager path without a request (send_immediate):
 // contiguous host data to a real peer; `bytes` its length.
-bool immediate_candidate(const void* buf, MPI_Count count, const Datatype* type, int dest, size_t* bytes) {
+[[gnu::always_inline]] inline bool immediate_candidate(const void* buf, MPI_Count count, const Datatype* type, int dest,
+                                                       size_t* bytes) {
   return dest != kProcNull && type->contiguous && !accel::on_device(buf) && bytes_for_count(*type, count, bytes);
 }
 }  // namespace
@@ -530,7 +531,7 @@ Request* isend_now(const void* buf, MPI_Count count, const Datatype* type, int d
   // The request of a message that is out already: what MPI_Wait's status
   // and MPI_Cancel read (cancel_send withdraws an eager message still
   // unmatched at the receiver by its context, rank and sequence number).
-  Request* r = request_alloc(Request::Kind::Send);
+  Request* r = detail::take_request(Request::Kind::Send);  // under the guard above
   r->source = kAnySource;
   r->tag = kAnyTag;
   r->buffer = const_cast<void*>(buf);
