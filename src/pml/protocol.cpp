@@ -505,8 +505,8 @@ namespace {
 
 // Whether a send may try the eager path without a request (send_immediate):
 // contiguous host data to a real peer; `bytes` its length.
-[[gnu::always_inline]] inline bool immediate_candidate(const void* buf, MPI_Count count, const Datatype* type, int dest,
-                                                       size_t* bytes) {
+[[gnu::always_inline]] inline bool immediate_candidate(const void* buf, MPI_Count count, const Datatype* type,
+                                                       int dest, size_t* bytes) {
   return dest != kProcNull && type->contiguous && !accel::on_device(buf) && bytes_for_count(*type, count, bytes);
 }
 }  // namespace
