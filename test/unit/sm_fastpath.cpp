@@ -9,7 +9,8 @@
 //    and releases, exactly the model's count fits again;
 //  - wrap and stale bytes: 20000 messages of 0-300 bytes whose payloads are
 //    full of valid-looking record words, through the 1024-byte ring with
-//    reads interleaved: none lost, repeated or reordered, each exact, and
+//    reads interleaved (and up to 1500 bytes through an 8 KiB ring, packed
+//    and a line per record): none lost, repeated or reordered, each exact, and
 //    the ring wrapped (its position passed the capacity) thousands of times;
 //  - corrupt records (a length past the ring, a skip past its end, stray
 //    flag bits) are answered kCorrupt, never read;
@@ -152,12 +153,15 @@ void full() {
   CHECK(again == again_want && again >= 2, "after 3 were taken %d more fit, the layout says %d", again, again_want);
 }
 
-void wrap_and_stale_bytes() {
-  OneRing r(1024);
+// `capacity`-byte ring, message lengths up to `longest`: with a longest
+// above 4 lines, large records (whose inner lines the consumer leaves with
+// their stale bytes, ring.h) mix with small ones at every offset.
+void wrap_and_stale_bytes(uint64_t capacity = 1024, size_t longest = 300, uint32_t step = sm::kPackedStep) {
+  OneRing r(capacity, step);
   constexpr uint64_t kCount = 20000;
   uint64_t sent = 0, received = 0, bad = 0;
-  std::vector<uint8_t> msg(300);
-  auto len_of = [](uint64_t i) { return size_t((i * 53 + i / 7) % 301); };
+  std::vector<uint8_t> msg(longest);
+  auto len_of = [longest](uint64_t i) { return size_t((i * 53 + i / 7) % (longest + 1)); };
   auto fill = [&](uint64_t i) {
     // Valid-looking record words everywhere, so a stale byte read as a
     // header would be taken for a message.
@@ -305,6 +309,8 @@ int main() {
   packing();
   full();
   wrap_and_stale_bytes();
+  wrap_and_stale_bytes(8192, 1500);
+  wrap_and_stale_bytes(8192, 1500, uint32_t(sm::kLine));  // AXON_BTL_SM_PACK=0
   corrupt();
   doorbells();
   return unit::finish("sm_fastpath");
