@@ -106,21 +106,29 @@ inline int check_message_type(MPI_Datatype datatype, MPI_Count count, Datatype**
   return check_datatype(datatype, type);
 }
 
+// The checks a send and a receive share: count, datatype, buffer.
+inline int check_message(const void* buf, MPI_Count count, MPI_Datatype datatype, Datatype** type) {
+  int rc;
+  if ((rc = check_count(count)) || (rc = check_message_type(datatype, count, type)) ||
+      (rc = check_buffer(buf, count, *type)))
+    [[unlikely]] return rc;
+  return MPI_SUCCESS;
+}
+
 // All checks of a send's / receive's arguments, in the order the errors are
 // reported (inline, as the checks they are made of).
 inline int validate_send(Comm* c, const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                          Datatype** type) {
   int rc;
-  if ((rc = check_count(count)) || (rc = check_message_type(datatype, count, type)) ||
-      (rc = check_buffer(buf, count, *type)) || (rc = check_dest(c, dest)) || (rc = check_send_tag(tag)))
+  if ((rc = check_message(buf, count, datatype, type)) || (rc = check_dest(c, dest)) || (rc = check_send_tag(tag)))
     [[unlikely]] return rc;
   return MPI_SUCCESS;
 }
 inline int validate_recv(Comm* c, const void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
                          Datatype** type) {
   int rc;
-  if ((rc = check_count(count)) || (rc = check_message_type(datatype, count, type)) ||
-      (rc = check_buffer(buf, count, *type)) || (rc = check_source(c, source)) || (rc = check_recv_tag(tag)))
+  if ((rc = check_message(buf, count, datatype, type)) || (rc = check_source(c, source)) ||
+      (rc = check_recv_tag(tag)))
     [[unlikely]] return rc;
   return MPI_SUCCESS;
 }

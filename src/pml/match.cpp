@@ -100,6 +100,18 @@ void posted_remove(MatchQueues* q, Request* r) {
 
 namespace {
 
+// The first posted receive that `h` matches, taken off the posted list; null
+// when none does.
+Request* take_posted(MatchQueues* q, const MatchHeader& h) {
+  for (Request* r = q->posted_head; r; r = r->next) {
+    if (matches(r->peer, r->match_tag, h)) {
+      posted_remove(q, r);
+      return r;
+    }
+  }
+  return nullptr;
+}
+
 // Matches an in-order message against the posted receives, or keeps it.
 void match_or_keep(MatchQueues* q, int src_world, int am_id, const MatchHeader& h, const uint8_t* rest,
                    size_t rest_len) {
@@ -119,12 +131,9 @@ void match_or_keep(MatchQueues* q, int src_world, int am_id, const MatchHeader& 
   if (info.has_ipc) m.ipc = std::make_shared<const accel::IpcHandle>(info.ipc);
   const uint8_t* payload = info.payload;
   size_t payload_len = info.payload_len;
-  for (Request* r = q->posted_head; r; r = r->next) {
-    if (matches(r->peer, r->match_tag, h)) {
-      posted_remove(q, r);
-      deliver(r, m, payload, payload_len);
-      return;
-    }
+  if (Request* r = take_posted(q, h)) {
+    deliver(r, m, payload, payload_len);
+    return;
   }
   auto* kept = new Message(std::move(m));
   if (am_id != kAmRts && am_id != kAmRtsDevice) kept->payload.assign(payload, payload_len);
@@ -158,13 +167,10 @@ void on_match_message(int am_id, int src_world, const void* msg, size_t len) {
     MatchQueues* q = cached_queues(h.context);
     const size_t source = size_t(h.source);
     if (source < q->expected_seq.size() && h.seq == q->expected_seq[source] && q->out_of_order.empty()) [[likely]] {
-      for (Request* r = q->posted_head; r; r = r->next) {
-        if (matches(r->peer, r->match_tag, h)) {
-          ++q->expected_seq[source];
-          posted_remove(q, r);
-          deliver_eager(r, h, static_cast<const uint8_t*>(msg) + header_len, len - header_len);
-          return;
-        }
+      if (Request* r = take_posted(q, h)) {
+        ++q->expected_seq[source];
+        deliver_eager(r, h, static_cast<const uint8_t*>(msg) + header_len, len - header_len);
+        return;
       }
     }
   } else {
