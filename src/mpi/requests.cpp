@@ -173,9 +173,9 @@ AXON_API(int, MPI_Waitall, (int count, MPI_Request requests[], MPI_Status status
       set_empty_status(s);
       continue;
     }
-    void* comm = request_of(requests[i])->comm;  // retire frees the request
+    Comm* c = comm_of(request_of(requests[i]));  // before retire frees the request
     errors[i] = retire(&requests[i], s);
-    if (errors[i] != MPI_SUCCESS) [[unlikely]] failed = comm ? static_cast<Comm*>(comm) : comm_self();
+    if (errors[i] != MPI_SUCCESS) [[unlikely]] failed = c;
   }
   if (!failed) return MPI_SUCCESS;
   int rc = record_errors(errors, static_cast<size_t>(count), statuses);

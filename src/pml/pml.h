@@ -177,13 +177,6 @@ void wait(Request* req);
 
 constexpr uint32_t kRequestMagic = 0x52455155u;  // "REQU": a live request
 constexpr uint32_t kRequestFreed = 0xDEAD5155u;  // back in the pool
-// A fresh request from the pool. The pool is shared by every thread: both
-// ends take the PML lock themselves (recursive, a no-op below
-// MPI_THREAD_MULTIPLE), since many callers (MPI_* request constructors,
-// idup, collectives' entry points) run outside it. Two threads popping the
-// same entry handed one Request to two operations: a receive freed by one
-// while still posted by the other (MPICH's threads/comm/idup_nb crashed in
-// deliver()). Inline: every nonblocking call takes one.
 namespace detail {
 // Released requests, reused (a fixed array: releasing never reallocates).
 struct RequestPool {
@@ -192,8 +185,6 @@ struct RequestPool {
   Request* slots[kCapacity];
 };
 extern RequestPool request_pool;  // pml.cpp
-}  // namespace detail
-namespace detail {
 // request_alloc without the lock, for callers that hold it.
 inline Request* take_request(Request::Kind kind) {
   Request* r;
@@ -210,6 +201,13 @@ inline Request* take_request(Request::Kind kind) {
   return r;
 }
 }  // namespace detail
+// A fresh request from the pool. The pool is shared by every thread: both
+// ends take the PML lock themselves (recursive, a no-op below
+// MPI_THREAD_MULTIPLE), since many callers (MPI_* request constructors,
+// idup, collectives' entry points) run outside it. Two threads popping the
+// same entry handed one Request to two operations: a receive freed by one
+// while still posted by the other (MPICH's threads/comm/idup_nb crashed in
+// deliver()). Inline: every nonblocking call takes one.
 inline Request* request_alloc(Request::Kind kind) {
   progress::Guard guard;
   return detail::take_request(kind);
