@@ -393,21 +393,26 @@ int copy_async(void* dst, const void* src, size_t len, Event* done) {
   return 0;
 }
 
-bool event_done(Event e) {
-  if (!e) return true;
+int event_poll(Event e) {
+  if (!e) return 0;
   CUresult rc = cu.cuEventQuery(static_cast<CUevent>(e));
-  if (rc == CUDA_ERROR_NOT_READY) return false;
-  if (rc != CUDA_SUCCESS) log::error("accel: a device copy failed: %s", error_name(rc));
+  if (rc == CUDA_ERROR_NOT_READY) return 1;
+  if (rc != CUDA_SUCCESS) log::error("accel: device work failed: %s", error_name(rc));
   give_event(static_cast<CUevent>(e));
-  return true;
+  return rc == CUDA_SUCCESS ? 0 : -1;
 }
 
-void event_wait(Event e) {
-  if (!e) return;
+bool event_done(Event e) { return event_poll(e) != 1; }
+
+int event_finish(Event e) {
+  if (!e) return 0;
   CUresult rc = cu.cuEventSynchronize(static_cast<CUevent>(e));
-  if (rc != CUDA_SUCCESS) log::error("accel: a device copy failed: %s", error_name(rc));
+  if (rc != CUDA_SUCCESS) log::error("accel: device work failed: %s", error_name(rc));
   give_event(static_cast<CUevent>(e));
+  return rc == CUDA_SUCCESS ? 0 : -1;
 }
+
+void event_wait(Event e) { (void)event_finish(e); }
 
 namespace {
 // Caller holds `lock`. Only the first use of a size class reaches the
@@ -712,6 +717,9 @@ void* driver_symbol(const char* name) {
   dlclose(lib);
   return sym;
 }
+
+CUevent pooled_event() { return take_event(); }
+void return_event(CUevent e) { give_event(e); }
 
 std::unique_lock<std::mutex> lock_stream(CUstream* s, CUcontext* context) {
   std::unique_lock<std::mutex> guard(lock, std::defer_lock);

@@ -83,6 +83,11 @@ int copy_async(void* dst, const void* src, size_t len, Event* done);
 bool event_done(Event e);
 // Waits for it, then releases it.
 void event_wait(Event e);
+// event_done with the driver's verdict: 0 finished, 1 still running (kept),
+// -1 the work behind it failed (logged). Released unless 1.
+int event_poll(Event e);
+// Waits for it (event_wait): 0, or -1 when the work behind it failed.
+int event_finish(Event e);
 
 // Page-locked host memory for staging (cuMemAllocHost; plain malloc when the
 // driver refuses, or above 64 MiB). Freed buffers are kept in a pool by

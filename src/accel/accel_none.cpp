@@ -22,6 +22,8 @@ int copy_async(void* dst, const void* src, size_t len, Event* done) {
 }
 bool event_done(Event) { return true; }
 void event_wait(Event) {}
+int event_poll(Event) { return 0; }
+int event_finish(Event) { return 0; }
 void* pinned_alloc(size_t len) { return std::malloc(len); }
 void pinned_free(void* p, size_t) { std::free(p); }
 bool ipc_enabled() { return false; }

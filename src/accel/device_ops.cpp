@@ -106,6 +106,12 @@ int device_op_apply(const Op& op, const void* in, void* inout, std::size_t count
   return dst.write_back(inout, span);
 }
 
+int device_op_queue(const Op& op, const void* in, void* inout, std::size_t count, const Datatype& t) {
+  if (count == 0) return MPI_SUCCESS;
+  if (op.kind == OpKind::user || !op_defined_for(op, t) || !on_device(in) || !on_device(inout)) return 1;
+  return kernel_result(kernels::reduce(op, in, inout, count, t, /*wait=*/false));
+}
+
 const char* collective_host_reason(const Op& op, const Datatype& t, std::size_t bytes) {
   if (op.kind == OpKind::user) return "user-defined op";
   if (!kernels::reduce_supported(op, t)) return "no GPU kernels, or none for this op and datatype";

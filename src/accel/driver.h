@@ -19,6 +19,12 @@ void* driver_symbol(const char* name);
 // before waiting for the stream: nothing that waits for the GPU may hold it.
 std::unique_lock<std::mutex> lock_stream(CUstream* stream, CUcontext* context);
 
+// An event (timing off) from accel's pool, or nullptr; call without
+// accel's lock. accel::event_poll / event_finish give it back, or
+// return_event.
+CUevent pooled_event();
+void return_event(CUevent e);
+
 // Set by kernels.cpp once it holds GPU resources; accel::finalize calls it
 // (without holding accel's lock) before releasing its own. A hook rather
 // than a call so that accel.cpp links without kernels.cpp (test/accel/classify).

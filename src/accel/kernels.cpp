@@ -43,6 +43,10 @@ namespace {
   X(cuMemFree)              \
   X(cuMemcpyHtoD)           \
   X(cuStreamSynchronize)    \
+  X(cuStreamCreate)         \
+  X(cuStreamDestroy)        \
+  X(cuMemcpyAsync)          \
+  X(cuEventRecord)          \
   X(cuGetErrorString)
 
 struct Api {
@@ -106,6 +110,10 @@ CUfunction reduce_fn[storage_count] = {};
 CUfunction reduce_layout_fn[storage_count] = {};
 std::vector<CachedLayout> layouts;
 uint64_t use_clock = 0;
+// The stream of queued work (kernels launched without waiting, queue_copy):
+// not accel's, so that the pml's device copies of the messages that overlap
+// with it do not wait behind it. Made on first use, under accel's lock.
+CUstream queue_stream = nullptr;
 
 const char* error_name(CUresult rc) {
   const char* s = nullptr;
@@ -165,6 +173,16 @@ bool load(CUcontext ctx) {
   log::debug(1, "accel: GPU kernels loaded");
   return true;
 #endif
+}
+
+// The queued work's stream (nullptr: the driver made none). Caller holds
+// accel's lock with the kernels' context current.
+CUstream queue_stream_locked() {
+  if (!queue_stream && cu.cuStreamCreate(&queue_stream, CU_STREAM_DEFAULT) != CUDA_SUCCESS) {
+    log::debug(1, "accel: no stream for queued GPU work: device steps of collectives wait for each kernel");
+    queue_stream = nullptr;
+  }
+  return queue_stream;
 }
 
 // accel's lock with the kernels usable in the current context, or an
@@ -262,14 +280,15 @@ unsigned grid_for(unsigned long long threads_needed) {
   return static_cast<unsigned>(std::clamp<unsigned long long>(blocks, 1, kMaxBlocks));
 }
 
-// Launches under accel's lock (`guard`), releases it, then waits: another
+// Launches under accel's lock (`guard`), releases it, then waits unless
+// told not to (the caller marks the stream: accel::stream_mark): another
 // thread's MPI call must not wait for this kernel too. The stream lives
 // until finalize, so it outlives the lock.
 int launch(CUfunction f, unsigned grid, CUstream stream, void** params, const char* what,
-           std::unique_lock<std::mutex>& guard) {
+           std::unique_lock<std::mutex>& guard, bool wait = true) {
   CUresult rc = cu.cuLaunchKernel(f, grid, 1, 1, kThreads, 1, 1, 0, stream, params, nullptr);
   guard.unlock();
-  if (rc == CUDA_SUCCESS) rc = cu.cuStreamSynchronize(stream);
+  if (rc == CUDA_SUCCESS && wait) rc = cu.cuStreamSynchronize(stream);
   if (rc != CUDA_SUCCESS) {
     log::error("accel: GPU kernel %s failed: %s", what, error_name(rc));
     return -1;
@@ -422,7 +441,7 @@ bool reduce_supported(const Op& op, const Datatype& t) {
   return code >= 0 && s >= 0 && op_supported(code, s) && available();
 }
 
-int reduce(const Op& op, const void* in, void* inout, size_t count, const Datatype& t) {
+int reduce(const Op& op, const void* in, void* inout, size_t count, const Datatype& t, bool wait) {
   const int code = op_code(op.kind);
   const int s = storage_of(t.element);
   if (code < 0 || s < 0 || !op_supported(code, s)) return 1;
@@ -439,11 +458,11 @@ int reduce(const Op& op, const void* in, void* inout, size_t count, const Dataty
     if (n * kSize[s] != static_cast<size_t>(t.extent) * count) return 1;
     CUstream stream = nullptr;
     std::unique_lock<std::mutex> guard = lock_kernels(&stream);
-    if (!guard.owns_lock()) return 1;
+    if (!guard.owns_lock() || (!wait && !(stream = queue_stream_locked()))) return 1;
     int opc = code;
     unsigned long long elements = n;
     void* params[] = {&inout, const_cast<void**>(&in), &elements, &opc};
-    int rc = launch(reduce_fn[s], grid_for(n), stream, params, "reduce", guard);
+    int rc = launch(reduce_fn[s], grid_for(n), stream, params, "reduce", guard, wait);
     if (rc == 0) gpu_reductions.add();
     return rc;
   }
@@ -456,7 +475,7 @@ int reduce(const Op& op, const void* in, void* inout, size_t count, const Dataty
     return 1;
   CUstream stream = nullptr;
   std::unique_lock<std::mutex> guard = lock_kernels(&stream);
-  if (!guard.owns_lock()) return 1;
+  if (!guard.owns_lock() || (!wait && !(stream = queue_stream_locked()))) return 1;
   const CachedLayout* c = layout_for(t);
   if (!c || c->offset_bits % kAlign[s] != 0 || c->packed_bytes * t.reps != t.size) return 1;
   for (size_t b = 0; b < t.block_count; ++b)
@@ -466,9 +485,47 @@ int reduce(const Op& op, const void* in, void* inout, size_t count, const Dataty
   if (l.piece_count == 0) return 0;
   int opc = code;
   void* params[] = {&inout, const_cast<void**>(&in), &l, &opc};
-  int rc = launch(reduce_layout_fn[s], grid_for(l.units * l.piece_count * 32), stream, params, "reduce (layout)", guard);
+  int rc = launch(reduce_layout_fn[s], grid_for(l.units * l.piece_count * 32), stream, params, "reduce (layout)",
+                  guard, wait);
   if (rc == 0) gpu_reductions.add();
   return rc;
+}
+
+int queue_copy(void* dst, const void* src, size_t len) {
+  if (len == 0) return 0;
+  CUstream stream = nullptr;
+  std::unique_lock<std::mutex> guard = lock_kernels(&stream);
+  if (!guard.owns_lock() || !(stream = queue_stream_locked())) return 1;
+  CUresult rc = cu.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), len, stream);
+  if (rc == CUDA_SUCCESS) return 0;
+  log::error("accel: queued device copy of %zu bytes failed: %s", len, error_name(rc));
+  return -1;
+}
+
+int queue_mark(Event* done) {
+  *done = nullptr;
+  // The pool takes accel's lock itself: the event is had before it.
+  CUevent e = detail::pooled_event();
+  CUstream stream = nullptr;
+  CUcontext ctx = nullptr;
+  std::unique_lock<std::mutex> guard = detail::lock_stream(&stream, &ctx);
+  if (!guard.owns_lock() || !queue_stream) {  // nothing was ever queued
+    guard.unlock();
+    if (e) detail::return_event(e);
+    return 0;
+  }
+  stream = queue_stream;
+  if (e && cu.cuEventRecord(e, stream) == CUDA_SUCCESS) {
+    *done = e;
+    return 0;
+  }
+  guard.unlock();
+  if (e) detail::return_event(e);
+  // No event: wait for the queue now (correct, only not overlapped).
+  CUresult rc = cu.cuStreamSynchronize(stream);
+  if (rc == CUDA_SUCCESS) return 0;
+  log::error("accel: queued GPU work failed: %s", error_name(rc));
+  return -1;
 }
 
 // Device scratch is kept for reuse by power-of-two size class: cuMemAlloc
@@ -536,6 +593,8 @@ void finalize() {
     for (CachedLayout& c : layouts) release(c);
     for (const Scratch& b : scratch_pool) cu.cuMemFree(b.p);
   }
+  if (queue_stream && cu.cuStreamDestroy) cu.cuStreamDestroy(queue_stream);
+  queue_stream = nullptr;
   layouts.clear();
   scratch_pool.clear();
   if (module && guard.owns_lock()) cu.cuModuleUnload(module);

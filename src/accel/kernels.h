@@ -6,10 +6,11 @@
 // The kernels (kernels.cu) are compiled by nvcc at build time into a fatbin
 // embedded in libmpi (configure --with-nvcc, AXON_HAVE_CUDA_KERNELS) and
 // loaded with cuModuleLoadData through the dlopen'ed driver the first time
-// one is needed. Every call is synchronous: the GPU finished when it
-// returns. Without kernels (no nvcc at build time, no driver, a GPU whose
-// architecture the fatbin lacks, AXON_ACCEL_KERNELS=0) available() is false
-// and the callers stage through host memory.
+// one is needed. Every call is synchronous (the GPU finished when it
+// returns) unless it says otherwise. Without kernels (no nvcc at build
+// time, no driver, a GPU whose architecture the fatbin lacks,
+// AXON_ACCEL_KERNELS=0) available() is false and the callers stage through
+// host memory.
 #pragma once
 
 #include <cstddef>
@@ -54,8 +55,9 @@ int unpack(void* user, const void* packed, std::size_t count, const Datatype& t)
 
 // inout[i] = in[i] op inout[i] (op_apply's semantics, bit for bit) for a
 // predefined arithmetic op on device memory; the caller checked that the op
-// is defined for the type.
-int reduce(const Op& op, const void* in, void* inout, std::size_t count, const Datatype& t);
+// is defined for the type. With `wait` false the kernel is only queued on
+// accel's stream (0: launched); accel::stream_mark tells when it is done.
+int reduce(const Op& op, const void* in, void* inout, std::size_t count, const Datatype& t, bool wait = true);
 // Whether reduce() has a kernel for this op and type's element kind and the
 // kernels are usable (loads them on the first call). A type the check
 // passes may still be refused by reduce() (an irregular derived type).
@@ -70,15 +72,31 @@ bool reduce_supported(const Op& op, const Datatype& t);
 void* scratch_alloc(std::size_t bytes);
 void scratch_free(void* p, std::size_t bytes);
 
+// Queued work (the device steps of collective schedules, which overlap with
+// their messages): on a stream of the kernels' own, which accel's copies
+// (the pml's device messages) do not wait behind. reduce(..., false)
+// launches on it; queue_copy queues a device copy on it (0 queued, 1 not
+// possible here: copy synchronously instead, -1 failed); queue_mark sets
+// *done to an event after everything queued so far (nullptr when nothing
+// ever was, or there was no event and the queue was waited for here):
+// poll it with accel::event_poll. 0, or -1 when that wait failed.
+int queue_copy(void* dst, const void* src, std::size_t len);
+int queue_mark(Event* done);
+
 // Frees the cached layouts and unloads the module (from accel::finalize).
 void finalize();
 #else
+inline int queue_copy(void*, const void*, std::size_t) { return 1; }
+inline int queue_mark(Event* done) {
+  *done = nullptr;
+  return 0;
+}
 inline void* scratch_alloc(std::size_t) { return nullptr; }
 inline void scratch_free(void*, std::size_t) {}
 inline bool available() { return false; }
 inline int pack(void*, const void*, std::size_t, const Datatype&) { return 1; }
 inline int unpack(void*, const void*, std::size_t, const Datatype&) { return 1; }
-inline int reduce(const Op&, const void*, void*, std::size_t, const Datatype&) { return 1; }
+inline int reduce(const Op&, const void*, void*, std::size_t, const Datatype&, bool = true) { return 1; }
 inline bool reduce_supported(const Op&, const Datatype&) { return false; }
 inline void finalize() {}
 #endif
@@ -92,6 +110,11 @@ inline void finalize() {}
 
 // op_apply(op, in, inout, count, t) (MPI_Reduce_local).
 int device_op_apply(const Op& op, const void* in, void* inout, std::size_t count, const Datatype& t);
+// The same, queued on accel's stream when a kernel can do it on device
+// memory (MPI_SUCCESS: launched, done once a later accel::stream_mark's
+// event is; MPI_ERR_OTHER: the launch failed); 1 when it cannot be queued
+// (the caller waits for its queued work, then calls device_op_apply).
+int device_op_queue(const Op& op, const void* in, void* inout, std::size_t count, const Datatype& t);
 // Why a reducing collective on GPU buffers that reduces `bytes` does not
 // combine with the GPU kernels (a user-defined op, no kernels, none for the
 // op and type, fewer bytes than AXON_ACCEL_COLL_KERNEL_MIN), or null when

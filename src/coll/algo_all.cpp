@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "base/param.h"
 #include "coll/internal.h"
 
 namespace axon::coll {
@@ -327,6 +328,49 @@ void alltoall_bruck(Build& b) {
   }
 }
 
+// ---- segmented reducing exchanges -------------------------------------------------
+
+namespace {
+
+SizeParam reduce_segment_param{
+    "AXON_COLL_REDUCE_SEGMENT", 4 << 20,
+    "Bytes per segment of the reducing exchanges of the point-to-point allreduce (ring, Rabenseifner) and "
+    "reduce_scatter (pairwise) schedules: a message of at least twice this size goes in segments, one round "
+    "each, so that on GPU buffers the kernel of one segment overlaps with the transfer of the next. Must be "
+    "the same on every rank. 0: never cut"};
+
+// How many segments a message of `count` items goes in, and where segment
+// g of them starts (items, the remainder spread over the first ones).
+MPI_Count segments_of(MPI_Count count, const Datatype* type) {
+  const int64_t seg = reduce_segment_param.get();
+  const size_t bytes = payload_bytes(count, type);
+  if (seg <= 0 || count <= 1 || bytes < 2 * static_cast<size_t>(seg)) return 1;
+  return std::min<MPI_Count>(count, static_cast<MPI_Count>(bytes / static_cast<size_t>(seg)));
+}
+MPI_Count segment_start(MPI_Count count, MPI_Count segs, MPI_Count g) {
+  return g * (count / segs) + std::min(g, count % segs);
+}
+
+}  // namespace
+
+void segmented_exchange(Schedule& s, const void* sbuf, MPI_Count scount, int to, void* rbuf, MPI_Count rcount,
+                        int from, const Datatype* type, const std::function<void(MPI_Count, MPI_Count)>& fold) {
+  const MPI_Count ss = segments_of(scount, type), rs = segments_of(rcount, type);
+  const MPI_Aint ext = type->extent;
+  for (MPI_Count g = 0; g < std::max(ss, rs); ++g) {
+    if (g < ss) {
+      MPI_Count at = segment_start(scount, ss, g);
+      s.send(byte_at(sbuf, at * ext), segment_start(scount, ss, g + 1) - at, type, to);
+    }
+    if (g < rs) {
+      MPI_Count at = segment_start(rcount, rs, g), n = segment_start(rcount, rs, g + 1) - at;
+      s.recv(byte_at(rbuf, at * ext), n, type, from);
+      fold(at, n);
+    }
+    s.round();
+  }
+}
+
 // ---- allreduce ------------------------------------------------------------------
 
 namespace {
@@ -478,10 +522,10 @@ void allreduce_ring(Build& b) {
   int right = (b.rank + 1) % n, left = (b.rank - 1 + n) % n;
   for (int step = 0; step < n - 1; ++step) {
     int sb = (b.rank - step + n) % n, rb = (b.rank - step - 1 + n) % n;
-    b.s.send(at(sb), blk.size[sb], a.recvtype, right);
-    b.s.recv(tmp, blk.size[rb], a.recvtype, left);
-    b.s.reduce(tmp, at(rb), blk.size[rb], a.recvtype);
-    b.s.round();
+    segmented_exchange(b.s, at(sb), blk.size[sb], right, tmp, blk.size[rb], left, a.recvtype,
+                       [&](MPI_Count first, MPI_Count items) {
+                         b.s.reduce(byte_at(tmp, first * ext), byte_at(at(rb), first * ext), items, a.recvtype);
+                       });
   }
   for (int step = 0; step < n - 1; ++step) {
     int sb = (b.rank + 1 - step + n) % n, rb = (b.rank - step + n) % n;
@@ -525,32 +569,44 @@ void allreduce_rabenseifner(Build& b) {
     Step st{peer, lo, mid, mid, hi};
     if (vrank & mask) st = {peer, mid, hi, lo, mid};
     MPI_Count keep = off(st.keep_hi) - off(st.keep_lo);
+    const MPI_Count sent = off(st.send_hi) - off(st.send_lo);
+    // Item i of the kept range in `base`.
+    auto item = [&](const void* base, MPI_Count i) { return byte_at(base, (off(st.keep_lo) + i) * ext); };
+    auto in_tmp = [&](MPI_Count i) { return byte_at(tmp, i * ext); };
     if (fresh) {
       auto src = [&](int i) { return byte_at(a.sendbuf, off(i) * ext); };
-      b.s.send(src(st.send_lo), off(st.send_hi) - off(st.send_lo), a.recvtype, peer);
       if (peer > b.rank || a.op->commutative) {
-        b.s.recv(at(st.keep_lo), keep, a.recvtype, peer);
-        b.s.reduce(src(st.keep_lo), at(st.keep_lo), keep, a.recvtype);  // mine op theirs
+        segmented_exchange(b.s, src(st.send_lo), sent, peer, at(st.keep_lo), keep, peer, a.recvtype,
+                           [&](MPI_Count first, MPI_Count items) {
+                             // mine op theirs
+                             b.s.reduce(item(a.sendbuf, first), item(a.recvbuf, first), items, a.recvtype);
+                           });
       } else {
-        b.s.recv(tmp, keep, a.recvtype, peer);
-        b.s.copy(src(st.keep_lo), keep, a.recvtype, at(st.keep_lo), keep, a.recvtype);
-        b.s.reduce(tmp, at(st.keep_lo), keep, a.recvtype);  // theirs op mine
+        segmented_exchange(b.s, src(st.send_lo), sent, peer, tmp, keep, peer, a.recvtype,
+                           [&](MPI_Count first, MPI_Count items) {
+                             b.s.copy(item(a.sendbuf, first), items, a.recvtype, item(a.recvbuf, first), items,
+                                      a.recvtype);
+                             // theirs op mine
+                             b.s.reduce(in_tmp(first), item(a.recvbuf, first), items, a.recvtype);
+                           });
       }
-      b.s.round();
       fresh = false;
       steps.push_back(st);
       lo = st.keep_lo, hi = st.keep_hi;
       continue;
     }
-    b.s.send(at(st.send_lo), off(st.send_hi) - off(st.send_lo), a.recvtype, peer);
-    b.s.recv(tmp, keep, a.recvtype, peer);
-    if (peer < b.rank || a.op->commutative) {
-      b.s.reduce(tmp, at(st.keep_lo), keep, a.recvtype);  // mine = theirs op mine
-    } else {
-      b.s.reduce(at(st.keep_lo), tmp, keep, a.recvtype);  // tmp = mine op theirs
-      b.s.copy(tmp, keep, a.recvtype, at(st.keep_lo), keep, a.recvtype);
-    }
-    b.s.round();
+    const bool theirs_first = peer < b.rank || a.op->commutative;
+    segmented_exchange(b.s, at(st.send_lo), sent, peer, tmp, keep, peer, a.recvtype,
+                       [&](MPI_Count first, MPI_Count items) {
+                         if (theirs_first) {
+                           // mine = theirs op mine
+                           b.s.reduce(in_tmp(first), item(a.recvbuf, first), items, a.recvtype);
+                         } else {
+                           // tmp = mine op theirs
+                           b.s.reduce(item(a.recvbuf, first), in_tmp(first), items, a.recvtype);
+                           b.s.copy(in_tmp(first), items, a.recvtype, item(a.recvbuf, first), items, a.recvtype);
+                         }
+                       });
     steps.push_back(st);
     lo = st.keep_lo, hi = st.keep_hi;
   }
@@ -611,10 +667,10 @@ void reduce_scatter_pairwise(Build& b) {
   b.s.round();
   for (int i = 1; i < n; ++i) {
     int to = (me + i) % n, from = (me - i + n) % n;
-    b.s.send(byte_at(src, displ[to] * ext), a.recvcounts[to], a.recvtype, to);
-    b.s.recv(tmp, mine, a.recvtype, from);
-    b.s.reduce(tmp, acc, mine, a.recvtype);
-    b.s.round();
+    segmented_exchange(b.s, byte_at(src, displ[to] * ext), a.recvcounts[to], to, tmp, mine, from, a.recvtype,
+                       [&](MPI_Count first, MPI_Count items) {
+                         b.s.reduce(byte_at(tmp, first * ext), byte_at(acc, first * ext), items, a.recvtype);
+                       });
   }
   b.s.copy(acc, mine, a.recvtype, a.recvbuf, mine, a.recvtype);
 }

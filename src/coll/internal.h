@@ -243,6 +243,18 @@ struct Side {
 // the send side is a copy of the receive buffer taken in a first round.
 void alltoall_sides(Build& b, Side* snd, Side* rcv);
 
+// A reducing exchange cut into segments of about AXON_COLL_REDUCE_SEGMENT
+// bytes, one round each: send `scount` items at `sbuf` to `to`, receive
+// `rcount` items from `from` into `rbuf`, and fold each received segment in
+// (`fold(first item, items)`, which adds the segment's reduce/copy steps).
+// The cut depends on the message's count alone, so sender and receiver cut
+// alike, and every rank, on host or GPU buffers, builds the same rounds. In
+// a device-resident schedule the kernel of one segment then runs while the
+// next segment moves (schedule.h); on host buffers the cost is one message
+// latency per extra segment, a few percent at the default size.
+void segmented_exchange(Schedule& s, const void* sbuf, MPI_Count scount, int to, void* rbuf, MPI_Count rcount,
+                        int from, const Datatype* type, const std::function<void(MPI_Count, MPI_Count)>& fold);
+
 // Byte images of per-rank blocks of a typed buffer: the blocks themselves
 // when the type is a plain byte range, else packed copies in schedule
 // scratch (pack() / unpack() add the copy steps).

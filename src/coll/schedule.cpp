@@ -6,11 +6,30 @@
 #include <cstring>
 
 #include "accel/kernels.h"
+#include "base/counter.h"
 #include "coll/internal.h"
 #include "coll/util.h"
 #include "progress/progress.h"
 
 namespace axon::coll {
+
+namespace {
+
+Counter overlapped_rounds{"axon_coll_device_overlapped_rounds", Counter::Class::Counter,
+                          "Rounds of device-resident reductions whose messages were posted while GPU work of an "
+                          "earlier round was still queued (kernels overlapping with messages)"};
+
+// The bytes `count` items of `t` at `p` read or write (the whole span of
+// the type map: a superset for types with holes).
+Schedule::Touched touched(const void* p, MPI_Count count, const Datatype* t, bool written) {
+  if (count <= 0 || t->size == 0) return {0, 0, written};
+  const std::ptrdiff_t last = static_cast<std::ptrdiff_t>(count - 1) * t->extent;
+  const auto base = reinterpret_cast<uintptr_t>(p);
+  return {base + static_cast<uintptr_t>(t->true_lb + std::min<std::ptrdiff_t>(0, last)),
+          base + static_cast<uintptr_t>(t->true_lb + t->true_extent + std::max<std::ptrdiff_t>(0, last)), written};
+}
+
+}  // namespace
 
 Schedule::Schedule(pml::Context* ctx, const Op* op) : ctx_(ctx), op_(op) {
   if (op_) op_retain(const_cast<Op*>(op_));
@@ -24,6 +43,8 @@ Schedule::~Schedule() {
     if (r->complete.load(std::memory_order_acquire)) pml::request_release(r);
     else r->free_when_complete = true;
   }
+  // Queued GPU work still reads or writes the scratch.
+  retire_fences(true);
   for (Datatype* t : retained_) datatype_release(t);
   if (op_) op_release(const_cast<Op*>(op_));
   for (auto& [p, bytes] : device_temps_) accel::kernels::scratch_free(p, bytes);
@@ -171,6 +192,87 @@ int Schedule::run_device_step(const Step& s) {
   return src == dst || accel::copy(dst, src, from) == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
 }
 
+// The current round's reduce and copy steps queued on the GPU (the
+// kernels' queue stream), with one fence after them. A step that cannot be
+// queued (a local function, a reduce the kernels refuse, a copy the queue
+// cannot take) first waits for the work queued before it, then runs here.
+int Schedule::queue_device_steps() {
+  size_t begin = round_ == 0 ? 0 : round_end_[round_ - 1];
+  Fence fence{nullptr, {}};
+  // Marks what was queued since the last fence, if anything.
+  auto close_fence = [&]() -> int {
+    if (fence.touched.empty()) return MPI_SUCCESS;
+    int rc = accel::kernels::queue_mark(&fence.done);
+    if (fence.done) fences_.push_back(std::move(fence));
+    fence = Fence{nullptr, {}};
+    return rc == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
+  };
+  for (size_t i = begin; i < round_end_[round_]; ++i) {
+    const Step& s = steps_[i];
+    if (s.kind == StepKind::Send || s.kind == StepKind::Recv) continue;
+    int rc = 1;
+    if (s.kind == StepKind::Reduce) {
+      if (s.count <= 0) continue;
+      rc = accel::device_op_queue(*op_, s.src, s.dst, static_cast<size_t>(s.count), *s.type);
+      if (rc == MPI_SUCCESS) {
+        fence.touched.push_back(touched(s.src, s.count, s.type, false));
+        fence.touched.push_back(touched(s.dst, s.count, s.type, true));
+        continue;
+      }
+    } else if (s.kind == StepKind::Copy) {
+      size_t from = payload_bytes(s.count, s.type), to = payload_bytes(s.count2, s.type2);
+      if (from != to) return from > to ? MPI_ERR_TRUNCATE : MPI_ERR_OTHER;
+      if (!s.type->contiguous || !s.type2->contiguous) return MPI_ERR_INTERN;
+      const auto* src = static_cast<const uint8_t*>(s.src) + s.type->true_lb;
+      auto* dst = static_cast<uint8_t*>(s.dst) + s.type2->true_lb;
+      if (from == 0 || src == dst) continue;
+      rc = accel::kernels::queue_copy(dst, src, from);
+      if (rc == 0) {
+        fence.touched.push_back({reinterpret_cast<uintptr_t>(src), reinterpret_cast<uintptr_t>(src) + from, false});
+        fence.touched.push_back({reinterpret_cast<uintptr_t>(dst), reinterpret_cast<uintptr_t>(dst) + from, true});
+        continue;
+      }
+      if (rc < 0) return MPI_ERR_OTHER;
+    }
+    if (rc != 1) return rc;
+    if ((rc = close_fence()) != MPI_SUCCESS) return rc;
+    retire_fences(true);
+    if (error_ != MPI_SUCCESS) return error_;
+    rc = s.kind == StepKind::Local ? locals_[s.fn]() : run_device_step(s);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return close_fence();
+}
+
+bool Schedule::retire_fences(bool wait) {
+  while (!fences_.empty()) {
+    int rc = wait ? accel::event_finish(fences_.front().done) : accel::event_poll(fences_.front().done);
+    if (rc == 1) return false;
+    if (rc < 0 && error_ == MPI_SUCCESS) error_ = MPI_ERR_OTHER;
+    fences_.erase(fences_.begin());
+  }
+  return true;
+}
+
+bool Schedule::round_conflicts_with_queued_work(bool* has_messages) const {
+  size_t begin = round_ == 0 ? 0 : round_end_[round_ - 1];
+  *has_messages = false;
+  for (size_t i = begin; i < round_end_[round_]; ++i) {
+    const Step& s = steps_[i];
+    if ((s.kind != StepKind::Send && s.kind != StepKind::Recv) || s.peer == MPI_PROC_NULL) continue;
+    *has_messages = true;
+    const bool writes = s.kind == StepKind::Recv;
+    const Touched m = touched(writes ? s.dst : s.src, s.count, s.type, writes);
+    if (m.lo == m.hi) continue;
+    // A send may read what queued work only reads; a receive may not
+    // overwrite anything it touches.
+    for (const Fence& f : fences_)
+      for (const Touched& q : f.touched)
+        if ((writes || q.written) && m.lo < q.hi && q.lo < m.hi) return true;
+  }
+  return false;
+}
+
 int Schedule::run_local_steps() {
   size_t begin = round_ == 0 ? 0 : round_end_[round_ - 1];
   for (size_t i = begin; i < round_end_[round_]; ++i) {
@@ -209,20 +311,33 @@ int Schedule::run_local_steps() {
 
 bool Schedule::advance() {
   while (!finished_) {
+    if (round_ == round_end_.size()) {
+      // Only a device-resident schedule gets here: its last rounds' GPU
+      // work is still queued.
+      if (!retire_fences(false)) return false;
+      finished_ = true;
+      break;
+    }
     if (!posted_) {
+      if (!fences_.empty() && !retire_fences(false)) {
+        bool has_messages = false;
+        if (round_conflicts_with_queued_work(&has_messages)) return false;
+        if (has_messages) overlapped_rounds.add();
+      }
       if (!post_round()) {
-        finished_ = true;  // error_ set; requests already posted finish on their own
+        retire_fences(true);  // the buffers are the caller's again once finished
+        finished_ = true;     // error_ set; requests already posted finish on their own
         break;
       }
     }
     if (!round_complete()) return false;
-    if (error_ == MPI_SUCCESS) error_ = run_local_steps();
+    if (error_ == MPI_SUCCESS) error_ = device_resident ? queue_device_steps() : run_local_steps();
     posted_ = false;
     // After an error (a truncated or short receive: mismatched counts) the
     // remaining rounds still run, with empty sends and no local steps, so
     // that no peer is left waiting for this process and every one of them
     // gets an error back instead of hanging (as MPICH's collectives do).
-    if (++round_ == round_end_.size()) finished_ = true;
+    if (++round_ == round_end_.size() && fences_.empty()) finished_ = true;
   }
   return true;
 }

@@ -56,7 +56,20 @@ class Schedule {
   // the buffers are GPU memory, scratch comes from the GPU kernels' device
   // scratch pool, reduce steps run the kernels on device memory and copy
   // steps are device copies. Set before the builder adds steps.
+  //
+  // Those steps are queued on the GPU, not waited for: a round's messages
+  // are posted while earlier rounds' kernels still run, unless they read
+  // bytes that queued work writes or write bytes it touches (then the round
+  // waits for that work). Builders that cut an exchange into segments
+  // (coll/internal.h, reduce_segments) thus overlap the kernel of one
+  // segment with the transfer of the next.
   bool device_resident = false;
+
+  // Bytes [lo, hi) that a step reads, or writes.
+  struct Touched {
+    uintptr_t lo, hi;
+    bool written;
+  };
 
   // ---- building ------------------------------------------------------------
   // Scratch memory owned by the schedule (never null, even for 0 bytes).
@@ -119,6 +132,21 @@ class Schedule {
   // back to the pool when the schedule goes.
   std::vector<std::pair<void*, size_t>> device_temps_;
   int run_device_step(const Step& s);
+  // Queued device work: per round that queued some, the event after it and
+  // the byte ranges its steps read or write. Oldest first (one stream: they
+  // finish in order).
+  struct Fence {
+    void* done;  // accel::Event
+    std::vector<Touched> touched;
+  };
+  std::vector<Fence> fences_;
+  int queue_device_steps();
+  // Drops the fences whose work finished (an error from the GPU goes to
+  // error_); true when none is left. `wait`: waits for all of them.
+  bool retire_fences(bool wait);
+  // Whether the current round's messages touch bytes that queued work uses.
+  // *has_messages: the round posts any.
+  bool round_conflicts_with_queued_work(bool* has_messages) const;
   std::vector<Datatype*> retained_;
   // Running state.
   int tag_ = 0;
