@@ -32,9 +32,12 @@ struct Message {
   uint64_t segment = 0;           // rendezvous: exposed in segments of this size (kRtsSegmented)
   uint64_t key1 = 0;              // ... and segment 1's key
   Payload payload;                // eager: the data
-  // kAmRtsDevice with an IPC handle of the sender's GPU buffer (out of line:
-  // host messages pay only for a null pointer).
-  std::shared_ptr<const accel::IpcHandle> ipc;
+  // kAmRtsDevice with an IPC handle of the sender's GPU buffer: in the
+  // arriving packet's parse while the message is delivered at once (no
+  // allocation per message), in `ipc_kept` once it waits unexpected (host
+  // messages pay only for two null pointers).
+  const accel::IpcHandle* ipc = nullptr;
+  std::unique_ptr<const accel::IpcHandle> ipc_kept;
 };
 
 // Matching state of one context id. Exists as soon as a message for the id

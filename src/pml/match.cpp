@@ -128,7 +128,7 @@ void match_or_keep(MatchQueues* q, int src_world, int am_id, const MatchHeader& 
   m.readable = info.readable;
   m.segment = info.segment;
   m.key1 = info.key1;
-  if (info.has_ipc) m.ipc = std::make_shared<const accel::IpcHandle>(info.ipc);
+  if (info.has_ipc) m.ipc = &info.ipc;
   const uint8_t* payload = info.payload;
   size_t payload_len = info.payload_len;
   if (Request* r = take_posted(q, h)) {
@@ -136,6 +136,10 @@ void match_or_keep(MatchQueues* q, int src_world, int am_id, const MatchHeader& 
     return;
   }
   auto* kept = new Message(std::move(m));
+  if (info.has_ipc) {
+    kept->ipc_kept = std::make_unique<const accel::IpcHandle>(info.ipc);
+    kept->ipc = kept->ipc_kept.get();
+  }
   if (am_id != kAmRts && am_id != kAmRtsDevice) kept->payload.assign(payload, payload_len);
   q->unexpected.push_back(kept);
   unexpected_messages.add();
