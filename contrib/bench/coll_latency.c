@@ -12,6 +12,11 @@
  * (measured first), then wait: the reported time is the whole post +
  * compute + wait, and `overlap_pct` says how much of the communication hid
  * behind the compute (100 = fully hidden, 0 = none).
+ * `-b` times the loop of the OSU collective benchmarks instead: every call
+ * timed alone and followed by an untimed MPI_Barrier; the figure is still
+ * the call's time averaged over the ranks, and `iteration_us` adds the
+ * whole call + barrier on the slowest rank (with more ranks than cores the
+ * barrier decides who runs first in the next call: docs/collectives.md).
  * After timing, one call is checked for exact results. */
 #include "bench_common.h"
 
@@ -29,6 +34,7 @@ typedef struct run {
     size_t capacity;
     int rank, nranks;
     double compute_us; /* nonblocking: compute time per call */
+    int osu_loop;      /* -b: each call timed alone, an untimed barrier after it */
 } run;
 
 static volatile double sink;
@@ -123,7 +129,8 @@ static void verify(run *r)
  * barrier first locks in for a whole run, and that rank's call also holds
  * its CPU partner's call and two hand-offs (docs/performance.md), so one
  * rank's time swings between runs by the whole partner's call. */
-static bench_summary measure(const bench_options *opt, run *r, double *samples, long *samples_out)
+static bench_summary measure(const bench_options *opt, run *r, double *samples, double *iterations,
+                             long *samples_out)
 {
     long batch = r->size <= BATCH_UP_TO ? BATCH : 1;
     long wanted = bench_scale_count(opt->iterations, r->size, SCALE_PIVOT, MIN_CALLS);
@@ -143,7 +150,7 @@ static bench_summary measure(const bench_options *opt, run *r, double *samples, 
     MPI_Bcast(plan, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     warm = plan[0];
     long count = wanted / batch;
-    double per_sample = warm * (double)batch + plan[1];
+    double per_sample = (warm + (r->osu_loop ? plan[1] : 0)) * (double)batch + plan[1];
     if (per_sample > 0 && (double)count * per_sample > opt->size_time_cap_s)
         count = (long)(opt->size_time_cap_s / per_sample);
     if (count < MIN_SAMPLES) count = MIN_SAMPLES;
@@ -153,12 +160,26 @@ static bench_summary measure(const bench_options *opt, run *r, double *samples, 
     for (long s = 0; s < c; s++) {
         MPI_Barrier(MPI_COMM_WORLD);
         double start = MPI_Wtime();
-        for (long b = 0; b < batch; b++) one_call(r);
-        samples[s] = (MPI_Wtime() - start) * 1e6 / (double)batch;
+        if (r->osu_loop) {
+            double in_calls = 0;
+            for (long b = 0; b < batch; b++) {
+                double t = MPI_Wtime();
+                one_call(r);
+                in_calls += MPI_Wtime() - t;
+                MPI_Barrier(MPI_COMM_WORLD);
+            }
+            samples[s] = in_calls * 1e6 / (double)batch;
+        } else {
+            for (long b = 0; b < batch; b++) one_call(r);
+            samples[s] = (MPI_Wtime() - start) * 1e6 / (double)batch;
+        }
+        iterations[s] = (MPI_Wtime() - start) * 1e6 / (double)batch;
     }
-    /* Per-sample mean over ranks, summed after the timing so that no extra
-     * synchronization runs between samples. */
+    /* Per-sample mean over ranks (and the slowest rank's iteration), summed
+     * after the timing so that no extra synchronization runs between
+     * samples. */
     MPI_Allreduce(MPI_IN_PLACE, samples, (int)c, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, iterations, (int)c, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     for (long s = 0; s < c; s++) samples[s] /= (double)opt->nranks;
     *samples_out = c;
     return bench_summarize(samples, (size_t)c);
@@ -169,10 +190,14 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     /* -c OP is ours; the rest goes to the common parser. */
     const char *op = "allreduce";
-    int kept = 1;
+    int kept = 1, osu_loop = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-c") && i + 1 < argc) {
             op = argv[++i];
+            continue;
+        }
+        if (!strcmp(argv[i], "-b")) {
+            osu_loop = 1;
             continue;
         }
         argv[kept++] = argv[i];
@@ -187,7 +212,7 @@ int main(int argc, char **argv)
         .iterations = 2000, .warmup = 100, .reps = 1, .window = 1,
         .size_time_cap_s = 0.5, .accepted = 0,
         .what = "time per collective call in microseconds (-c allreduce|bcast|reduce|allgather|alltoall|barrier, "
-                "or the i-forms with overlap)",
+                "or the i-forms with overlap; -b: each call followed by an untimed barrier, the OSU loop)",
     };
     bench_options opt;
     bench_parse_options(argc, argv, "coll_latency", &defaults, &opt);
@@ -202,14 +227,22 @@ int main(int argc, char **argv)
     size_t size_count = is_barrier ? 1 : bench_size_list(opt.min_size, opt.max_size, &sizes);
     size_t per_rank_max = opt.max_size + sizeof(int);
     size_t capacity = per_rank_max * (size_t)opt.nranks + BENCH_GUARD_BYTES;
-    run r = {.op = op, .nonblocking = op[0] == 'i', .rank = opt.rank, .nranks = opt.nranks};
+    run r = {.op = op, .nonblocking = op[0] == 'i', .rank = opt.rank, .nranks = opt.nranks, .osu_loop = osu_loop};
+    if (osu_loop && (r.nonblocking || is_barrier)) {
+        if (opt.rank == 0) fprintf(stderr, "coll_latency: -b needs a blocking collective other than barrier\n");
+        MPI_Finalize();
+        return 2;
+    }
     r.send = bench_alloc_buffer(&opt, capacity);
     r.recv = bench_alloc_buffer(&opt, capacity);
     r.capacity = capacity;
-    double *samples = malloc((size_t)(opt.iterations > MIN_SAMPLES ? opt.iterations : MIN_SAMPLES) * sizeof *samples);
-    char extra[128];
-    snprintf(extra, sizeof extra, "collective: %s; batch of %d calls up to %d B", op, BATCH, BATCH_UP_TO);
+    size_t sample_room = (size_t)(opt.iterations > MIN_SAMPLES ? opt.iterations : MIN_SAMPLES);
+    double *samples = malloc(sample_room * sizeof *samples), *iterations = malloc(sample_room * sizeof *iterations);
+    char extra[160];
+    snprintf(extra, sizeof extra, "collective: %s; batch of %d calls up to %d B%s", op, BATCH, BATCH_UP_TO,
+             osu_loop ? "; OSU loop: an untimed barrier after every call" : "");
     bench_print_header(&opt, r.nonblocking ? "size_bytes  median_us  min_us  max_us  samples  overlap_pct"
+                             : osu_loop    ? "size_bytes  median_us  min_us  max_us  samples  iteration_us"
                                            : "size_bytes  median_us  min_us  max_us  samples",
                        extra);
     for (size_t k = 0; k < size_count; k++) {
@@ -220,11 +253,12 @@ int main(int argc, char **argv)
         if (r.nonblocking) {
             /* the communication alone: no compute */
             r.compute_us = 0;
-            pure = measure(&opt, &r, samples, &n).median;
+            pure = measure(&opt, &r, samples, iterations, &n).median;
             MPI_Bcast(&pure, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
             r.compute_us = pure;
         }
-        bench_summary sum = measure(&opt, &r, samples, &n);
+        bench_summary sum = measure(&opt, &r, samples, iterations, &n);
+        double iteration = bench_summarize(iterations, (size_t)n).median;
         verify(&r);
         if (opt.rank == 0) {
             if (r.nonblocking) {
@@ -232,6 +266,8 @@ int main(int argc, char **argv)
                 if (hidden < 0) hidden = 0;
                 if (hidden > 100) hidden = 100;
                 printf("%zu  %.3f  %.3f  %.3f  %ld  %.0f\n", r.size, sum.median, sum.min, sum.max, n, hidden);
+            } else if (osu_loop) {
+                printf("%zu  %.3f  %.3f  %.3f  %ld  %.3f\n", r.size, sum.median, sum.min, sum.max, n, iteration);
             } else {
                 printf("%zu  %.3f  %.3f  %.3f  %ld\n", r.size, sum.median, sum.min, sum.max, n);
             }
@@ -240,6 +276,7 @@ int main(int argc, char **argv)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     free(samples);
+    free(iterations);
     bench_free_buffer(r.send);
     bench_free_buffer(r.recv);
     free(sizes);

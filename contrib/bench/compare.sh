@@ -32,6 +32,8 @@ usage: compare.sh [options]
                       coll_allreduce@64;
                       (collectives, not in the default: coll_allreduce, coll_bcast, coll_reduce,
                       coll_allgather, coll_alltoall, coll_barrier and coll_i<same> with overlap;
+                      coll_<blocking op>_osu: OSU's loop, each call timed alone and followed
+                      by an untimed barrier, with a second table for the whole iteration;
                       one-sided, rank 0 -> 1 in lock_all + flush, rma_latency.c: rma_<flavor>_<op>
                       with flavor allocate or create and op put, get, accumulate, fetch_and_op,
                       compare_and_swap, or put_bw / get_bw (MB/s, 64 operations per flush),
@@ -73,6 +75,7 @@ for token in ${benches//,/ }; do
     if [ "$b" != "$token" ]; then
         case "${token#*@}" in ''|*[!0-9]*|0|1) echo "compare.sh: $token: ranks after @ must be at least 2" >&2; exit 2 ;; esac
     fi
+    case "$b" in coll_allreduce_osu|coll_bcast_osu|coll_reduce_osu|coll_allgather_osu|coll_alltoall_osu) continue ;; esac
     case "$b" in rma_allocate_*|rma_create_*) case "${b#rma_*_}" in put|get|accumulate|fetch_and_op|compare_and_swap|put_bw|get_bw) continue ;; esac ;; esac
     case "$b" in latency|bw|bibw|vector|mr|mbw_mr|startup|coll_allreduce|coll_bcast|coll_reduce|coll_allgather|coll_alltoall|coll_barrier|coll_iallreduce|coll_ibcast|coll_ireduce|coll_iallgather|coll_ialltoall|coll_ibarrier) ;; *) echo "compare.sh: unknown benchmark: $b" >&2; exit 2 ;; esac
 done
@@ -202,6 +205,7 @@ for bench in ${benches//,/ }; do
                 mr) prog=("$results/build/$id/pt2pt_mr" -p 1) ;;
                 mbw_mr) prog=("$results/build/$id/pt2pt_mr" -p all) ;;
                 startup) prog=("$results/build/$id/startup"); args=() ;;
+                coll_*_osu) op=${name#coll_}; prog=("$results/build/$id/coll_latency" -c "${op%_osu}" -b) ;;
                 coll_*) prog=("$results/build/$id/coll_latency" -c "${name#coll_}") ;;
                 rma_*) flavor=${name#rma_}; flavor=${flavor%%_*}
                        prog=("$results/build/$id/rma_latency" "$flavor" "${name#rma_"$flavor"_}"); args=() ;;
@@ -229,11 +233,11 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
 
 # ---- report ------------------------------------------------------------------
 # Median across runs, per size, of each run's per-size median (column 2).
-median_across_runs() { # bench id -> "size value runs spread" lines
-    local f files=()
+median_across_runs() { # bench id [column] -> "size value runs spread" lines
+    local f files=() column=${3:-2}
     for f in "$results/raw/$1.$2".*.out; do [ -e "$f" ] && files+=("$f"); done
     [ ${#files[@]} -gt 0 ] || return 0
-    awk '!/^#/ && NF >= 2 { print $1, $2 }' "${files[@]}" | median_by_key
+    awk -v c="$column" '!/^#/ && NF >= c { print $1, $c }' "${files[@]}" | median_by_key
 }
 # The same for startup, keyed by ranks, over every startup@N run of one MPI:
 # the job's own ready_ms (column 2), or the launcher's wall time (.wall).
@@ -415,6 +419,8 @@ for bench in ${benches//,/ }; do
         latency) title="pt2pt_latency: one-way latency in microseconds"; better=lower ;;
         bw)      title="pt2pt_bw: streaming bandwidth in MB/s (10^6 bytes), window of 64"; better=higher ;;
         bibw)    title="pt2pt_bibw: bidirectional bandwidth in MB/s, both directions summed"; better=higher ;;
+        coll_*_osu) op=${name#coll_}; op=${op%_osu}
+                 title="coll_latency -c $op -b (OSU loop: call, untimed barrier): microseconds per call, averaged over the ranks"; better=lower ;;
         coll_*)  title="coll_latency -c ${name#coll_}: microseconds per call, all ranks (size = bytes per rank)"; better=lower ;;
         rma_*_bw) title="rma_latency ${name#rma_}: MB/s (10^6 bytes), 64 operations per MPI_Win_flush, rank 0 -> 1 in MPI_Win_lock_all"; better=higher ;;
         rma_*)   title="rma_latency ${name#rma_}: microseconds per operation + MPI_Win_flush, rank 0 -> 1 in MPI_Win_lock_all"; better=lower ;;
@@ -429,6 +435,15 @@ for bench in ${benches//,/ }; do
     done
     # shellcheck disable=SC2086 # one file per MPI, in column order
     print_table "$title$at" "$better" bytes "$labels" $tables
+    if [ "${name%_osu}" != "$name" ]; then
+        tables=""
+        for i in "${built_ids[@]}"; do
+            median_across_runs "$bench" "${mpi_ids[$i]}" 6 >"$results/$bench.${mpi_ids[$i]}.iteration.median"
+            tables="$tables $results/$bench.${mpi_ids[$i]}.iteration.median"
+        done
+        # shellcheck disable=SC2086
+        print_table "coll_latency -c $op -b: microseconds per iteration (call + barrier), slowest rank$at" lower bytes "$labels" $tables
+    fi
 done
 say "raw outputs, builds and this summary: $results"
 [ "$failures" -eq 0 ]

@@ -19,8 +19,15 @@
 //    none while nothing ever rang but the sweeps; an idle ring goes to sleep
 //    after kIdlePolls empty polls (its bell cleared), a send rings it awake
 //    at the next poll; a message published while the bell seemed set is
-//    found by the next sweep.
+//    found by the next sweep;
+//  - copy pieces: receiver and sender taking pieces of a large message
+//    (claim_piece) get 0, 1, 2 ... from the front and n-1, n-2 ... from the
+//    back, every piece exactly once, then -1; two threads racing over 20000
+//    messages of 1-64 pieces take every piece once, the receiver's a prefix;
+//    a word a peer corrupted (more taken than pieces) gives nothing.
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -300,12 +307,66 @@ void doorbells() {
         static_cast<unsigned long long>(waited), static_cast<unsigned long long>(polls));
 }
 
+void copy_pieces() {
+  std::atomic<uint64_t> taken{0};
+  // Alternating ends, one thread: front 0, back 6, front 1, back 5, ...
+  std::vector<int64_t> got;
+  for (int k = 0; k < 9; ++k) got.push_back(sm::claim_piece(taken, 7, k % 2 == 0));
+  const int64_t expected[9] = {0, 6, 1, 5, 2, 4, 3, -1, -1};
+  for (int k = 0; k < 9; ++k) CHECK(got[k] == expected[k], "claim %d: %lld, expected %lld", k, (long long)got[k],
+                                    (long long)expected[k]);
+  CHECK(taken.load() == (3ull << 32 | 4), "taken word %llx after 4 front and 3 back claims",
+        (unsigned long long)taken.load());
+
+  // A peer's garbage: more taken than there are pieces, or an absurd count.
+  taken.store(uint64_t{5} << 32 | 9);
+  CHECK(sm::claim_piece(taken, 8, true) == -1, "a corrupt word gave a front piece");
+  CHECK(sm::claim_piece(taken, 8, false) == -1, "a corrupt word gave a back piece");
+  taken.store(0);
+  CHECK(sm::claim_piece(taken, uint64_t{1} << 33, false) == -1, "2^33 pieces accepted");
+
+  // Two threads racing, as receiver and sender do.
+  std::atomic<int> round{-1};
+  std::atomic<int> done{0};
+  std::vector<uint8_t> owner(64);
+  const int rounds = 20000;
+  int bad = 0, not_prefix = 0;
+  std::thread back([&] {
+    for (int r = 0; r < rounds; ++r) {
+      while (round.load(std::memory_order_acquire) != r) {
+      }
+      uint64_t pieces = 1 + (uint64_t(r) * 7919) % 64;
+      for (int64_t i; (i = sm::claim_piece(taken, pieces, false)) >= 0;) owner[size_t(i)] += 2;
+      done.fetch_add(1, std::memory_order_acq_rel);
+    }
+  });
+  for (int r = 0; r < rounds; ++r) {
+    uint64_t pieces = 1 + (uint64_t(r) * 7919) % 64;
+    std::fill(owner.begin(), owner.end(), 0);
+    taken.store(0, std::memory_order_relaxed);
+    round.store(r, std::memory_order_release);
+    for (int64_t i; (i = sm::claim_piece(taken, pieces, true)) >= 0;) owner[size_t(i)] += 1;
+    while (done.load(std::memory_order_acquire) != r + 1) {
+    }
+    // Each piece exactly once; the front's pieces come first.
+    bool seen_back = false;
+    for (uint64_t i = 0; i < pieces; ++i) {
+      bad += owner[i] != 1 && owner[i] != 2;
+      if (owner[i] == 2) seen_back = true;
+      else if (seen_back) ++not_prefix;
+    }
+  }
+  back.join();
+  CHECK(bad == 0, "%d pieces taken twice or never over %d racing rounds", bad, rounds);
+  CHECK(not_prefix == 0, "%d front pieces after a back piece", not_prefix);
+}
+
 }  // namespace
 
 int main() {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::puts("btl/sm byte rings: packing 40-byte records, full at the layout's count, 20000 messages wrapping "
-            "with stale record-like bytes, corrupt records refused, doorbells poll only the ring that rang");
+            "with stale record-like bytes, corrupt records refused, doorbells poll only the ring that rang, copy pieces from both ends");
   packing();
   full();
   wrap_and_stale_bytes();
@@ -313,5 +374,6 @@ int main() {
   wrap_and_stale_bytes(8192, 1500, uint32_t(sm::kLine));  // AXON_BTL_SM_PACK=0
   corrupt();
   doorbells();
+  copy_pieces();
   return unit::finish("sm_fastpath");
 }

@@ -41,8 +41,13 @@ struct alignas(kLine) SegmentHeader {
 
 // One large message being copied by CMA. The sender arms it when it announces
 // the message; the receiver fills in its buffer and both sides take pieces
-// with fetch_add until none are left, so the copy runs on two cores while the
-// sender waits, and on the receiver's alone when the sender is busy elsewhere.
+// until none are left, so the copy runs on two cores while the sender waits,
+// and on the receiver's alone when the sender is busy elsewhere. The receiver
+// takes pieces from the front, the sender from the back (`claim_piece`): each
+// core writes one end of the destination, so a buffer reused message after
+// message (OSU's loops, a halo buffer) keeps most of its lines in the cache of
+// the core that writes them. Pieces taken in arrival order had moved lines
+// between the cores on every message: 0.85x of a single-core read at 256 KiB.
 struct alignas(kLine) CopyDescriptor {
   std::atomic<uint32_t> state;      // kCopyFree, kCopyArmed (sender), kCopyJoined (receiver)
   std::atomic<uint32_t> failed;     // the sender could not write a piece it took
@@ -51,10 +56,25 @@ struct alignas(kLine) CopyDescriptor {
   uint64_t length;                  // bytes to move
   uint64_t chunk;                   // bytes per piece
   int32_t receiver_pid;
-  std::atomic<uint64_t> next_piece;
+  std::atomic<uint64_t> taken;      // pieces taken: from the front (low 32 bits), from the back (high)
   std::atomic<uint64_t> bytes_done;
 };
 constexpr uint32_t kCopyFree = 0, kCopyArmed = 1, kCopyJoined = 2;
+
+// Takes the next piece of `pieces` from the front (receiver) or the back
+// (sender): its index, or -1 once every piece is taken. Whatever a peer wrote
+// into `taken`, an index returned lies in [0, pieces) and no index is
+// returned twice while the word is ours alone to change.
+inline int64_t claim_piece(std::atomic<uint64_t>& taken, uint64_t pieces, bool front) {
+  uint64_t word = taken.load(std::memory_order_acquire);
+  for (;;) {
+    uint64_t from_front = word & 0xffffffffu, from_back = word >> 32;
+    if (pieces > 0xffffffffu || from_front + from_back >= pieces) return -1;
+    uint64_t next = front ? word + 1 : word + (uint64_t{1} << 32);
+    if (taken.compare_exchange_weak(word, next, std::memory_order_acq_rel, std::memory_order_acquire))
+      return front ? static_cast<int64_t>(from_front) : static_cast<int64_t>(pieces - 1 - from_back);
+  }
+}
 constexpr int kCopyDescriptors = 32;
 
 // The consumer's read position (bytes taken since the start, wrap-arounds
